@@ -1,0 +1,183 @@
+//! The AMF0 value reader (AMF0 specification, section 2).
+
+use std::rc::Rc;
+
+use super::marker as m;
+use crate::amf3::read::bad_reference;
+use crate::error::{Error, ErrorKind, PathSegment, Result};
+use crate::read::Decoder;
+use crate::visit::{ArrayKind, TraitsDef, Visitor, XmlKind};
+
+/// Keys up to this many bytes are cached per stream (AMF0 repeats them in every object).
+const KEY_CACHE_MAX_LEN: usize = 64;
+const KEY_CACHE_MAX_ENTRIES: usize = 4096;
+
+impl<'de, V: Visitor<'de>> Decoder<'de, V> {
+    /// Read one AMF0 value (an AVM+ marker switches to AMF3 for that value).
+    pub fn read_amf0(&mut self, v: &mut V) -> Result<V::Value> {
+        let start = self.bytes.position();
+        match self.bytes.u8()? {
+            m::NUMBER => {
+                let d = self.bytes.f64()?;
+                v.number(d)
+            }
+            m::BOOLEAN => {
+                let b = self.bytes.u8()?;
+                v.boolean(b != 0)
+            }
+            m::STRING => {
+                let len = self.bytes.u16()? as usize;
+                self.amf0_string(v, len)
+            }
+            m::OBJECT => {
+                let traits = self.amf0_class(v, "")?;
+                self.amf0_object(v, traits)
+            }
+            m::NULL => v.null(),
+            m::UNDEFINED => v.undefined(),
+            m::REFERENCE => {
+                let index = self.bytes.u16()? as usize;
+                match self.refs0.get(index) {
+                    Some(entry) => v.reference(entry),
+                    None => Err(bad_reference("object", index, self.refs0.len(), start + 1)),
+                }
+            }
+            m::ECMA_ARRAY => self.amf0_ecma_array(v),
+            m::STRICT_ARRAY => self.amf0_strict_array(v),
+            m::DATE => {
+                let millis = self.bytes.f64()?;
+                let tz = self.bytes.i16()?;
+                self.count_object()?;
+                // Not a referenceable type in AMF0 (specification section 2.1's list).
+                v.date(millis, Some(tz))
+            }
+            m::LONG_STRING => {
+                let len = self.bytes.u32()? as usize;
+                self.amf0_string(v, len)
+            }
+            m::UNSUPPORTED => v.unsupported(),
+            m::XML_DOCUMENT => {
+                let len = self.bytes.u32()? as u64;
+                self.check_size("xml length", len)?;
+                let text = self.bytes.utf8("xml length", len as usize)?;
+                self.count_object()?;
+                v.xml(XmlKind::Document, text)
+            }
+            m::TYPED_OBJECT => {
+                let name = self.read_utf()?;
+                let traits = self.amf0_class(v, name)?;
+                self.amf0_object(v, traits)
+            }
+            m::AVMPLUS => {
+                self.enter()?;
+                let value = self.read_amf3(v);
+                self.leave();
+                v.switched(value?)
+            }
+            m::MOVIECLIP => Err(reserved(m::MOVIECLIP, "movieclip", start)),
+            m::RECORDSET => Err(reserved(m::RECORDSET, "recordset", start)),
+            m::OBJECT_END => Err(Error::custom("object-end marker 0x09 outside an object", start)),
+            marker => Err(Error::new(ErrorKind::UnknownMarker { version: 0, marker }, start)),
+        }
+    }
+
+    fn amf0_string(&mut self, v: &mut V, len: usize) -> Result<V::Value> {
+        self.check_size("string length", len as u64)?;
+        let text = self.bytes.utf8("string length", len)?;
+        let s = v.str(text)?;
+        v.string(&s)
+    }
+
+    /// The model's traits for an AMF0 class name ("" for anonymous objects), resolved
+    /// once per name and stream.
+    fn amf0_class(&mut self, v: &mut V, name: &'de str) -> Result<Rc<V::Traits>> {
+        if let Some(t) = self.classes0.get(name) {
+            return Ok(t.clone());
+        }
+        let def = TraitsDef { class_name: name, sealed: Vec::new(), dynamic: true, externalizable: false };
+        let traits = Rc::new(v.traits(def)?);
+        self.classes0.insert(name, traits.clone());
+        Ok(traits)
+    }
+
+    /// A property name: u16 length and UTF-8; `None` at the empty name that precedes
+    /// the object-end marker.
+    #[inline]
+    fn amf0_key(&mut self, v: &mut V) -> Result<Option<(&'de str, V::Str)>> {
+        let len = self.bytes.u16()? as usize;
+        if len == 0 {
+            let pos = self.bytes.position();
+            return match self.bytes.u8()? {
+                m::OBJECT_END => Ok(None),
+                other => Err(Error::custom(
+                    format!("expected the object-end marker 0x09 after an empty key, found 0x{other:02x}"),
+                    pos,
+                )),
+            };
+        }
+        let text = self.bytes.utf8("key length", len)?;
+        if len <= KEY_CACHE_MAX_LEN {
+            if let Some(s) = self.keys0.get(text) {
+                return Ok(Some((text, s.clone())));
+            }
+            let s = v.str(text)?;
+            if self.keys0.len() < KEY_CACHE_MAX_ENTRIES {
+                self.keys0.insert(text, s.clone());
+            }
+            return Ok(Some((text, s)));
+        }
+        Ok(Some((text, v.str(text)?)))
+    }
+
+    fn amf0_object(&mut self, v: &mut V, traits: Rc<V::Traits>) -> Result<V::Value> {
+        self.enter()?;
+        self.count_object()?;
+        let index = self.refs0.len() as u32;
+        let (mut object, entry) = v.object_begin(&traits, index)?;
+        self.refs0.push(entry);
+        while let Some((text, key)) = self.amf0_key(v)? {
+            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+            v.object_dynamic(&mut object, &traits, &key, value)?;
+        }
+        self.leave();
+        v.object_end(object, &traits)
+    }
+
+    fn amf0_ecma_array(&mut self, v: &mut V) -> Result<V::Value> {
+        // The count is unreliable (peers write 0 with entries present): a hint only.
+        let count = self.bytes.u32()? as usize;
+        let hint = count.min(self.bytes.left() / 4);
+        self.enter()?;
+        self.count_object()?;
+        let index = self.refs0.len() as u32;
+        let (mut array, entry) = v.array_begin(ArrayKind::Ecma, hint, index)?;
+        self.refs0.push(entry);
+        while let Some((text, key)) = self.amf0_key(v)? {
+            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+            v.array_assoc(&mut array, &key, value)?;
+        }
+        self.leave();
+        v.array_end(array)
+    }
+
+    fn amf0_strict_array(&mut self, v: &mut V) -> Result<V::Value> {
+        let count = self.bytes.u32()? as usize;
+        self.bytes.check_count("array length", count as u64, 1)?;
+        self.enter()?;
+        self.count_object()?;
+        let index = self.refs0.len() as u32;
+        let (mut array, entry) = v.array_begin(ArrayKind::Dense, count, index)?;
+        self.refs0.push(entry);
+        for i in 0..count {
+            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+            v.array_push(&mut array, value)?;
+        }
+        self.leave();
+        v.array_end(array)
+    }
+}
+
+#[cold]
+fn reserved(marker: u8, name: &'static str, pos: usize) -> Error {
+    Error::new(ErrorKind::ReservedMarker { marker, name }, pos)
+}

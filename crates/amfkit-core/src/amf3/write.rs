@@ -1,0 +1,215 @@
+//! The AMF3 value writer primitives (AMF3 specification, section 3).
+//!
+//! A data model walks its values and calls these; reference bookkeeping (objects,
+//! strings, traits) is done here so that every model writes the same bytes.
+
+use super::marker as m;
+use super::{INT_MAX, INT_MIN, MAX_LEN};
+use crate::error::Result;
+use crate::write::Encoder;
+
+impl Encoder {
+    #[inline]
+    pub fn amf3_undefined(&mut self) {
+        self.out.u8(m::UNDEFINED);
+    }
+
+    #[inline]
+    pub fn amf3_null(&mut self) {
+        self.out.u8(m::NULL);
+    }
+
+    #[inline]
+    pub fn amf3_bool(&mut self, b: bool) {
+        self.out.u8(if b { m::TRUE } else { m::FALSE });
+    }
+
+    /// An integer: the 29-bit integer type when it fits, else a double (as Flash does).
+    #[inline]
+    pub fn amf3_int(&mut self, i: i64) {
+        if (INT_MIN..=INT_MAX).contains(&i) {
+            self.out.u8(m::INTEGER);
+            self.out.u29((i as u32) & 0x1fff_ffff);
+        } else {
+            self.amf3_double(i as f64);
+        }
+    }
+
+    #[inline]
+    pub fn amf3_double(&mut self, d: f64) {
+        self.out.u8(m::DOUBLE);
+        self.out.f64(d);
+    }
+
+    /// A string value: marker, then the string through the string table.
+    #[inline]
+    pub fn amf3_string(&mut self, s: &str) -> Result<()> {
+        self.out.u8(m::STRING);
+        self.amf3_str(s)
+    }
+
+    /// A string without marker (keys, names, values) through the string table; the
+    /// empty string is never a reference.
+    #[inline]
+    pub fn amf3_str(&mut self, s: &str) -> Result<()> {
+        if s.is_empty() {
+            self.out.u8(0x01);
+            return Ok(());
+        }
+        if let Some(&index) = self.strings.get(s) {
+            self.out.u29(index << 1);
+            return Ok(());
+        }
+        self.amf3_str_new(s)
+    }
+
+    #[inline(never)]
+    fn amf3_str_new(&mut self, s: &str) -> Result<()> {
+        self.amf3_len(s.len(), "string")?;
+        let index = self.strings.len() as u32;
+        if (index as usize) < MAX_LEN {
+            self.strings.insert(s.into(), index);
+        }
+        self.out.bytes(s.as_bytes());
+        Ok(())
+    }
+
+    /// An inline U29 length header (`len << 1 | 1`), refusing lengths AMF3 cannot carry.
+    #[inline]
+    pub fn amf3_len(&mut self, len: usize, what: &str) -> Result<()> {
+        if len > MAX_LEN {
+            return Err(self.error(format!("{what} of {len} exceeds amf3's limit of {MAX_LEN}")));
+        }
+        self.out.u29(((len as u32) << 1) | 1);
+        Ok(())
+    }
+
+    /// Write `marker`, then a reference if `id` was written before (returns true), or
+    /// register `id` as the next object and return false: the caller writes the body.
+    #[inline]
+    pub fn amf3_reference(&mut self, marker: u8, id: usize) -> bool {
+        self.out.u8(marker);
+        match self.refs3.get(&id) {
+            Some(&index) => {
+                self.out.u29(index << 1);
+                true
+            }
+            None => {
+                self.amf3_register(Some(id));
+                false
+            }
+        }
+    }
+
+    /// Take the next object-table index, keyed by `id` when given.
+    #[inline]
+    pub fn amf3_register(&mut self, id: Option<usize>) -> u32 {
+        let index = self.next3;
+        self.next3 += 1;
+        if let Some(id) = id {
+            if (index as usize) < MAX_LEN {
+                self.refs3.insert(id, index);
+            }
+        }
+        index
+    }
+
+    /// Forget `id` (a model that discards a temporary must do this before its address
+    /// can be reused).
+    pub fn amf3_forget(&mut self, id: usize) {
+        self.refs3.remove(&id);
+    }
+
+    /// Write `marker` and a reference to object-table entry `index`.
+    pub fn amf3_write_reference(&mut self, marker: u8, index: u32) {
+        self.out.u8(marker);
+        self.out.u29(index << 1);
+    }
+
+    /// Date body (after `amf3_reference(DATE, ..)` returned false).
+    #[inline]
+    pub fn amf3_date_body(&mut self, millis: f64) {
+        self.out.u8(0x01);
+        self.out.f64(millis);
+    }
+
+    /// ByteArray body.
+    #[inline]
+    pub fn amf3_bytes_body(&mut self, b: &[u8]) -> Result<()> {
+        self.amf3_len(b.len(), "bytearray")?;
+        self.out.bytes(b);
+        Ok(())
+    }
+
+    /// XML or XMLDocument body (XML text is not in the string table).
+    pub fn amf3_xml_body(&mut self, s: &str) -> Result<()> {
+        self.amf3_bytes_body(s.as_bytes())
+    }
+
+    /// Array header: dense length; then associative entries as `amf3_str(key)` + value,
+    /// then `amf3_str("")`, then the dense values.
+    #[inline]
+    pub fn amf3_array_header(&mut self, dense_len: usize) -> Result<()> {
+        self.amf3_len(dense_len, "array length")
+    }
+
+    /// If the traits keyed by `key` were written before, write a traits reference and
+    /// return true.
+    #[inline]
+    pub fn amf3_traits_reference(&mut self, key: usize) -> bool {
+        match self.traits3.get(&key) {
+            Some(&index) => {
+                self.out.u29((index << 2) | 1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Inline traits: flags and sealed count, class name, sealed member names.
+    pub fn amf3_traits_inline<S: AsRef<str>>(
+        &mut self,
+        key: Option<usize>,
+        class_name: &str,
+        sealed: &[S],
+        dynamic: bool,
+        externalizable: bool,
+    ) -> Result<()> {
+        const MAX_SEALED: usize = (1 << 25) - 1;
+        if sealed.len() > MAX_SEALED {
+            return Err(self.error(format!("{} sealed members exceed amf3's limit", sealed.len())));
+        }
+        let header = ((sealed.len() as u32) << 4)
+            | ((dynamic as u32) << 3)
+            | ((externalizable as u32) << 2)
+            | 0b11;
+        self.out.u29(header);
+        self.amf3_str(class_name)?;
+        for name in sealed {
+            self.amf3_str(name.as_ref())?;
+        }
+        let index = self.next_traits;
+        self.next_traits += 1;
+        if let Some(key) = key {
+            self.traits3.insert(key, index);
+        }
+        Ok(())
+    }
+
+    /// Vector header (after `amf3_reference(VECTOR_*, ..)`): length and fixed flag; an
+    /// object vector then writes its type name with `amf3_str`.
+    #[inline]
+    pub fn amf3_vector_header(&mut self, len: usize, fixed: bool) -> Result<()> {
+        self.amf3_len(len, "vector length")?;
+        self.out.u8(fixed as u8);
+        Ok(())
+    }
+
+    /// Dictionary header: entry count and weak-keys flag; then key, value pairs.
+    #[inline]
+    pub fn amf3_dictionary_header(&mut self, len: usize, weak_keys: bool) -> Result<()> {
+        self.amf3_len(len, "dictionary length")?;
+        self.out.u8(weak_keys as u8);
+        Ok(())
+    }
+}

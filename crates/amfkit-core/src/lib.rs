@@ -1,0 +1,32 @@
+//! amfkit-core: a complete AMF0/AMF3 reader and writer, with no Python in it.
+//!
+//! - [`Decoder`] reads values and hands them to a [`Visitor`] (one method per marker
+//!   family); reference tables, limits and bounds checks live in the reader.
+//! - [`Encoder`] holds the output and the reference tables; a data model walks its own
+//!   values and calls the per-version writer methods (`amf0_*`, `amf3_*`).
+//! - [`Value`] is a ready-made data model for Rust users and tools.
+//!
+//! ```
+//! use amfkit_core::Value;
+//! let bytes = Value::Array { assoc: vec![], dense: vec![Value::Integer(1), Value::String("x".into())] }
+//!     .to_amf3()
+//!     .unwrap();
+//! assert_eq!(bytes, b"\x09\x05\x01\x04\x01\x06\x03x");
+//! assert!(matches!(Value::from_amf3(&bytes).unwrap(), Value::Array { .. }));
+//! ```
+
+pub mod amf0;
+pub mod amf3;
+pub mod error;
+pub mod limits;
+pub mod read;
+pub mod value;
+pub mod visit;
+pub mod write;
+
+pub use error::{Error, ErrorKind, PathSegment, Result};
+pub use limits::Limits;
+pub use read::{Bytes, Decoder};
+pub use value::{Traits, Value, ValueVisitor};
+pub use visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
+pub use write::{Encoder, Output};
