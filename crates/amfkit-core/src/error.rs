@@ -72,6 +72,18 @@ impl Error {
         Self::new(ErrorKind::Custom(message.into()), offset)
     }
 
+    /// The offset a data model uses when it cannot know where the reader is; the
+    /// reader's caller replaces it with [`Error::or_offset`].
+    pub const UNKNOWN_OFFSET: usize = usize::MAX;
+
+    /// Set the offset if it is [`Error::UNKNOWN_OFFSET`].
+    pub fn or_offset(mut self, offset: usize) -> Self {
+        if self.0.offset == Self::UNKNOWN_OFFSET {
+            self.0.offset = offset;
+        }
+        self
+    }
+
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }

@@ -90,6 +90,10 @@ pub trait Visitor<'de>: Sized {
     /// AMF3 integer (29-bit signed).
     fn integer(&mut self, v: i32) -> Result<Self::Value>;
     fn number(&mut self, v: f64) -> Result<Self::Value>;
+    /// An AMF0 number (AMF0's only numeric type). By default the same as `number`.
+    fn amf0_number(&mut self, v: f64) -> Result<Self::Value> {
+        self.number(v)
+    }
     /// Turn text into the model's string (for values, keys and member names).
     fn str(&mut self, s: &'de str) -> Result<Self::Str>;
     /// A string value.

@@ -19,7 +19,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         match self.bytes.u8()? {
             m::NUMBER => {
                 let d = self.bytes.f64()?;
-                v.number(d)
+                v.amf0_number(d)
             }
             m::BOOLEAN => {
                 let b = self.bytes.u8()?;

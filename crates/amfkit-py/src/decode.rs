@@ -1,0 +1,692 @@
+//! Decoding: a `Visitor` that builds Python objects straight from the reader.
+
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+use amfkit_core::{
+    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, Limits, NumberVectorKind, PathSegment,
+    Result, TraitsDef, Visitor, XmlKind,
+};
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::dates;
+use crate::errors::decode_err;
+use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
+use crate::types::{types, Types};
+
+/// Aliases of Flex's collection wrappers, whose externalizable body is one value.
+pub const ARRAY_COLLECTION: &str = "flex.messaging.io.ArrayCollection";
+pub const ARRAY_LIST: &str = "flex.messaging.io.ArrayList";
+pub const OBJECT_PROXY: &str = "flex.messaging.io.ObjectProxy";
+
+pub struct PyVisitor<'py> {
+    py: Python<'py>,
+    t: &'static Types,
+    reg: Arc<Registry>,
+    tz_aware: bool,
+    pub pending: Option<PyErr>,
+}
+
+/// How objects of one traits entry are built.
+pub enum Shape {
+    Anonymous,
+    Typed,
+    Registered(Arc<ClassInfo>),
+    ArrayCollection,
+    ObjectProxy,
+}
+
+pub struct PyTraits<'py> {
+    shape: Shape,
+    alias: Bound<'py, PyString>,
+    /// Per sealed slot: the name to set, or None to drop the member.
+    keys: Vec<Option<Bound<'py, PyString>>>,
+    sealed: Option<Bound<'py, PyTuple>>,
+    dynamic: bool,
+    externalizable: bool,
+}
+
+pub enum PyArr<'py> {
+    List { obj: Bound<'py, PyAny>, len: usize, i: usize },
+    Mixed { obj: Bound<'py, PyAny>, next: usize },
+    Vector { obj: Bound<'py, PyAny> },
+}
+
+impl<'py> PyVisitor<'py> {
+    pub fn new(py: Python<'py>, tz_aware: bool) -> PyResult<Self> {
+        Ok(PyVisitor { py, t: types()?, reg: snapshot(), tz_aware, pending: None })
+    }
+
+    /// Record the Python exception that is set, and return the error that carries it up.
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self) -> Error {
+        self.pending = Some(PyErr::fetch(self.py));
+        Error::custom("python error", Error::UNKNOWN_OFFSET)
+    }
+
+    #[cold]
+    pub fn fail_with(&mut self, e: PyErr) -> Error {
+        self.pending = Some(e);
+        Error::custom("python error", Error::UNKNOWN_OFFSET)
+    }
+
+    #[inline]
+    fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
+        if ptr.is_null() {
+            Err(self.fail())
+        } else {
+            Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
+        }
+    }
+
+    #[inline]
+    fn check(&mut self, rc: c_int) -> Result<()> {
+        if rc < 0 {
+            Err(self.fail())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn call_type(&mut self, tp: *mut ffi::PyTypeObject, args: &[*mut ffi::PyObject]) -> Result<Bound<'py, PyAny>> {
+        let ptr = unsafe {
+            match args {
+                [] => ffi::PyObject_CallNoArgs(tp as *mut ffi::PyObject),
+                [a] => ffi::PyObject_CallOneArg(tp as *mut ffi::PyObject, *a),
+                _ => {
+                    let tuple = ffi::PyTuple_New(args.len() as ffi::Py_ssize_t);
+                    if tuple.is_null() {
+                        return Err(self.fail());
+                    }
+                    for (i, a) in args.iter().enumerate() {
+                        ffi::Py_INCREF(*a);
+                        ffi::PyTuple_SET_ITEM(tuple, i as ffi::Py_ssize_t, *a);
+                    }
+                    let r = ffi::PyObject_Call(tp as *mut ffi::PyObject, tuple, std::ptr::null_mut());
+                    ffi::Py_DECREF(tuple);
+                    r
+                }
+            }
+        };
+        self.own(ptr)
+    }
+
+    fn set_attr(&mut self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> Result<()> {
+        let rc = unsafe { ffi::PyObject_SetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        self.check(rc)
+    }
+
+    fn str_obj(&mut self, s: &str) -> Result<Bound<'py, PyAny>> {
+        let ptr = unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t) };
+        self.own(ptr)
+    }
+
+    /// Set a member on an object under construction.
+    #[inline]
+    fn set_member(&mut self, obj: &Bound<'py, PyAny>, traits: &PyTraits<'py>, key: &Bound<'py, PyString>, value: Bound<'py, PyAny>) -> Result<()> {
+        let rc = unsafe {
+            match traits.shape {
+                // Generic setattr: data descriptors (properties, slots) work, a class's
+                // own __setattr__ (frozen dataclasses) is not run.
+                Shape::Registered(_) => ffi::PyObject_GenericSetAttr(obj.as_ptr(), key.as_ptr(), value.as_ptr()),
+                _ => ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()),
+            }
+        };
+        self.check(rc)
+    }
+
+    fn key_int(&mut self, key: &Bound<'py, PyString>) -> Result<Bound<'py, PyAny>> {
+        // Canonical decimal integers become ints (the keys of an array's dense part).
+        if let Ok(text) = key.to_str() {
+            let b = text.as_bytes();
+            let canonical = !b.is_empty()
+                && b.len() <= 18
+                && b.iter().all(u8::is_ascii_digit)
+                && (b[0] != b'0' || b.len() == 1);
+            if canonical {
+                let n: i64 = text.parse().unwrap_or(0);
+                let ptr = unsafe { ffi::PyLong_FromLongLong(n) };
+                return self.own(ptr);
+            }
+        }
+        Ok(key.clone().into_any())
+    }
+
+    /// The datetime (or `amfkit.Date` when out of range, NaN, or AMF0 tz is set).
+    fn make_date(&mut self, millis: f64, tz: i16) -> Result<Bound<'py, PyAny>> {
+        if tz == 0 {
+            if let Some((y, mo, d, h, mi, s, us)) = dates::fields(millis) {
+                let tzinfo = if self.tz_aware { self.t.utc } else { unsafe { ffi::Py_None() } };
+                let ptr = unsafe {
+                    let api = ffi::PyDateTimeAPI();
+                    ((*api).DateTime_FromDateAndTime)(
+                        y,
+                        mo as c_int,
+                        d as c_int,
+                        h as c_int,
+                        mi as c_int,
+                        s as c_int,
+                        us as c_int,
+                        tzinfo,
+                        (*api).DateTimeType,
+                    )
+                };
+                return self.own(ptr);
+            }
+        }
+        let m = unsafe { ffi::PyFloat_FromDouble(millis) };
+        let m = self.own(m)?;
+        let z = unsafe { ffi::PyLong_FromLong(tz as _) };
+        let z = self.own(z)?;
+        self.call_type(self.t.date, &[m.as_ptr(), z.as_ptr()])
+    }
+}
+
+impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
+    type Value = Bound<'py, PyAny>;
+    type Str = Bound<'py, PyString>;
+    type Traits = PyTraits<'py>;
+    type Array = PyArr<'py>;
+    type Object = Bound<'py, PyAny>;
+    type Dict = Bound<'py, PyAny>;
+
+    #[inline]
+    fn undefined(&mut self) -> Result<Self::Value> {
+        Ok(unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) })
+    }
+    #[inline]
+    fn null(&mut self) -> Result<Self::Value> {
+        Ok(self.py.None().into_bound(self.py))
+    }
+    #[inline]
+    fn boolean(&mut self, v: bool) -> Result<Self::Value> {
+        Ok(unsafe { Bound::from_borrowed_ptr(self.py, if v { ffi::Py_True() } else { ffi::Py_False() }) })
+    }
+    #[inline]
+    fn integer(&mut self, v: i32) -> Result<Self::Value> {
+        let ptr = unsafe { ffi::PyLong_FromLong(v as _) };
+        self.own(ptr)
+    }
+    #[inline]
+    fn number(&mut self, v: f64) -> Result<Self::Value> {
+        let ptr = unsafe { ffi::PyFloat_FromDouble(v) };
+        self.own(ptr)
+    }
+    /// AMF0 has only doubles: integral ones (not -0, within 2^53) read as ints.
+    #[inline]
+    fn amf0_number(&mut self, v: f64) -> Result<Self::Value> {
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        if v.fract() == 0.0 && v.abs() <= EXACT && !(v == 0.0 && v.is_sign_negative()) {
+            let ptr = unsafe { ffi::PyLong_FromLongLong(v as i64) };
+            return self.own(ptr);
+        }
+        self.number(v)
+    }
+    #[inline]
+    fn str(&mut self, s: &'de str) -> Result<Self::Str> {
+        let o = self.str_obj(s)?;
+        Ok(unsafe { o.cast_into_unchecked::<PyString>() })
+    }
+    #[inline]
+    fn string(&mut self, s: &Self::Str) -> Result<Self::Value> {
+        Ok(s.clone().into_any())
+    }
+    fn date(&mut self, millis: f64, tz: Option<i16>) -> Result<Self::Value> {
+        self.make_date(millis, tz.unwrap_or(0))
+    }
+    fn xml(&mut self, kind: XmlKind, text: &'de str) -> Result<Self::Value> {
+        let s = self.str_obj(text)?;
+        let tp = match kind {
+            XmlKind::Document => self.t.xml_document,
+            XmlKind::E4x => self.t.xml,
+        };
+        self.call_type(tp, &[s.as_ptr()])
+    }
+    fn byte_array(&mut self, bytes: &'de [u8]) -> Result<Self::Value> {
+        Ok(PyBytes::new(self.py, bytes).into_any())
+    }
+    fn number_vector(&mut self, kind: NumberVectorKind, _fixed: bool, raw: &'de [u8]) -> Result<Self::Value> {
+        let mut native = Vec::with_capacity(raw.len());
+        let code = match kind {
+            NumberVectorKind::Int | NumberVectorKind::Uint => {
+                for c in raw.chunks_exact(4) {
+                    native.extend_from_slice(&u32::from_be_bytes(c.try_into().unwrap()).to_ne_bytes());
+                }
+                if kind == NumberVectorKind::Int { "i" } else { "I" }
+            }
+            NumberVectorKind::Double => {
+                for c in raw.chunks_exact(8) {
+                    native.extend_from_slice(&u64::from_be_bytes(c.try_into().unwrap()).to_ne_bytes());
+                }
+                "d"
+            }
+        };
+        let code = self.str_obj(code)?;
+        let arr = self.call_type(self.t.array, &[code.as_ptr()])?;
+        let data = PyBytes::new(self.py, &native);
+        let r = unsafe { ffi::PyObject_CallMethodOneArg(arr.as_ptr(), self.t.names.frombytes, data.as_ptr()) };
+        self.own(r)?;
+        Ok(arr)
+    }
+
+    fn array_begin(&mut self, kind: ArrayKind<'de>, len: usize, _index: u32) -> Result<(Self::Array, Self::Value)> {
+        let arr = match kind {
+            ArrayKind::Dense => {
+                let list = unsafe { ffi::PyList_New(len as ffi::Py_ssize_t) };
+                let list = self.own(list)?;
+                unsafe {
+                    let none = ffi::Py_None();
+                    for i in 0..len {
+                        ffi::Py_INCREF(none);
+                        ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, none);
+                    }
+                }
+                PyArr::List { obj: list, len, i: 0 }
+            }
+            ArrayKind::Mixed | ArrayKind::Ecma => {
+                let obj = self.call_type(self.t.mixed_array, &[])?;
+                PyArr::Mixed { obj, next: 0 }
+            }
+            ArrayKind::ObjectVector { fixed, type_name } => {
+                let items = unsafe { ffi::PyTuple_New(0) };
+                let items = self.own(items)?;
+                let name = self.str_obj(type_name)?;
+                let fixed = unsafe { Bound::from_borrowed_ptr(self.py, if fixed { ffi::Py_True() } else { ffi::Py_False() }) };
+                let obj = self.call_type(self.t.object_vector, &[items.as_ptr(), name.as_ptr(), fixed.as_ptr()])?;
+                PyArr::Vector { obj }
+            }
+        };
+        let handle = match &arr {
+            PyArr::List { obj, .. } | PyArr::Mixed { obj, .. } | PyArr::Vector { obj } => obj.clone(),
+        };
+        Ok((arr, handle))
+    }
+
+    #[inline]
+    fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<()> {
+        match array {
+            PyArr::List { obj, len, i } if *i < *len => {
+                unsafe {
+                    let items = (*(obj.as_ptr() as *mut ffi::PyListObject)).ob_item;
+                    let slot = items.add(*i);
+                    let old = *slot;
+                    *slot = value.into_ptr();
+                    ffi::Py_DECREF(old);
+                }
+                *i += 1;
+                Ok(())
+            }
+            PyArr::List { obj, .. } | PyArr::Vector { obj } => {
+                let rc = unsafe { ffi::PyList_Append(obj.as_ptr(), value.as_ptr()) };
+                self.check(rc)
+            }
+            PyArr::Mixed { obj, next } => {
+                let key = unsafe { ffi::PyLong_FromSize_t(*next) };
+                let key = self.own(key)?;
+                *next += 1;
+                let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
+                self.check(rc)
+            }
+        }
+    }
+
+    fn array_assoc(&mut self, array: &mut Self::Array, key: &Self::Str, value: Self::Value) -> Result<()> {
+        let key = self.key_int(key)?;
+        match array {
+            PyArr::Mixed { obj, .. } => {
+                let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
+                self.check(rc)
+            }
+            _ => Err(Error::custom("associative entry in a dense array", Error::UNKNOWN_OFFSET)),
+        }
+    }
+
+    fn array_end(&mut self, array: Self::Array) -> Result<Self::Value> {
+        Ok(match array {
+            PyArr::List { obj, .. } | PyArr::Mixed { obj, .. } | PyArr::Vector { obj } => obj,
+        })
+    }
+
+    fn traits(&mut self, def: TraitsDef<'de, Self::Str>) -> Result<Self::Traits> {
+        let alias_obj = self.str_obj(def.class_name)?;
+        let alias = unsafe { alias_obj.cast_into_unchecked::<PyString>() };
+        let shape = if def.class_name.is_empty() {
+            Shape::Anonymous
+        } else if let Some(info) = self.reg.by_alias.get(def.class_name) {
+            if info.externalizable != def.externalizable {
+                let says = if def.externalizable { "externalizable" } else { "not externalizable" };
+                return Err(Error::custom(
+                    format!("class {:?} is registered as {}, but the input says it is {says}",
+                        def.class_name,
+                        if info.externalizable { "externalizable" } else { "not externalizable" }),
+                    Error::UNKNOWN_OFFSET,
+                ));
+            }
+            Shape::Registered(info.clone())
+        } else if def.externalizable {
+            match def.class_name {
+                ARRAY_COLLECTION | ARRAY_LIST => Shape::ArrayCollection,
+                OBJECT_PROXY => Shape::ObjectProxy,
+                other => {
+                    return Err(Error::new(ErrorKind::UnknownExternalizable(other.into()), Error::UNKNOWN_OFFSET))
+                }
+            }
+        } else {
+            Shape::Typed
+        };
+        let mut keys = Vec::with_capacity(def.sealed.len());
+        for name in &def.sealed {
+            let keep = match &shape {
+                Shape::Registered(info) => {
+                    let text = name.to_str().unwrap_or("");
+                    if is_dunder(text) {
+                        return Err(dunder(text, &info.alias));
+                    }
+                    info.accepts(text)
+                }
+                _ => true,
+            };
+            keys.push(if keep { Some(name.clone()) } else { None });
+        }
+        let sealed = match shape {
+            Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail_with(e))?),
+            _ => None,
+        };
+        Ok(PyTraits { shape, alias, keys, sealed, dynamic: def.dynamic, externalizable: def.externalizable })
+    }
+
+    fn object_begin(&mut self, traits: &Self::Traits, _index: u32) -> Result<(Self::Object, Self::Value)> {
+        let obj = match &traits.shape {
+            Shape::Anonymous => {
+                let d = unsafe { ffi::PyDict_New() };
+                self.own(d)?
+            }
+            Shape::Typed => {
+                let obj = self.call_type(self.t.typed_object, &[traits.alias.as_ptr()])?;
+                let sealed = traits.sealed.as_ref().map(|s| s.clone().into_any()).unwrap();
+                let dynamic = unsafe {
+                    Bound::from_borrowed_ptr(self.py, if traits.dynamic { ffi::Py_True() } else { ffi::Py_False() })
+                };
+                let n = &self.t.names;
+                let (sn, dn) = unsafe { (Bound::from_borrowed_ptr(self.py, n.sealed), Bound::from_borrowed_ptr(self.py, n.dynamic)) };
+                self.set_attr(&obj, &sn, &sealed)?;
+                self.set_attr(&obj, &dn, &dynamic)?;
+                obj
+            }
+            Shape::Registered(info) => {
+                // cls.__new__(cls): no __init__, no import, nothing else runs.
+                let tp = info.cls.as_ptr() as *mut ffi::PyTypeObject;
+                let ptr = unsafe {
+                    match (*tp).tp_new {
+                        Some(new) => {
+                            let args = ffi::PyTuple_New(0);
+                            let r = new(tp, args, std::ptr::null_mut());
+                            ffi::Py_DECREF(args);
+                            r
+                        }
+                        None => {
+                            ffi::PyErr_SetString(ffi::PyExc_TypeError, c"registered class cannot be instantiated".as_ptr());
+                            std::ptr::null_mut()
+                        }
+                    }
+                };
+                self.own(ptr)?
+            }
+            Shape::ArrayCollection => self.call_type(self.t.array_collection, &[])?,
+            Shape::ObjectProxy => self.call_type(self.t.object_proxy, &[])?,
+        };
+        Ok((obj.clone(), obj))
+    }
+
+    #[inline]
+    fn object_sealed(&mut self, object: &mut Self::Object, traits: &Self::Traits, slot: usize, value: Self::Value) -> Result<()> {
+        match traits.keys.get(slot) {
+            Some(Some(key)) => self.set_member(object, traits, key, value),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn object_dynamic(&mut self, object: &mut Self::Object, traits: &Self::Traits, key: &Self::Str, value: Self::Value) -> Result<()> {
+        if let Shape::Registered(info) = &traits.shape {
+            let text = key.to_str().unwrap_or("");
+            if is_dunder(text) {
+                return Err(dunder(text, &info.alias));
+            }
+            if !info.accepts(text) {
+                return Ok(());
+            }
+        }
+        self.set_member(object, traits, key, value)
+    }
+
+    fn object_external(
+        &mut self,
+        object: &mut Self::Object,
+        traits: &Self::Traits,
+        decoder: &mut CoreDecoder<'de, Self>,
+    ) -> Result<()> {
+        match &traits.shape {
+            Shape::ArrayCollection => {
+                let body = decoder.read_amf3(self)?;
+                if !body.is_instance_of::<PyList>() {
+                    return Err(Error::custom("an ArrayCollection body that is not an array", decoder.position()));
+                }
+                let r = unsafe { ffi::PyList_SetSlice(object.as_ptr(), 0, 0, body.as_ptr()) };
+                self.check(r)
+            }
+            Shape::ObjectProxy => {
+                let body = decoder.read_amf3(self)?;
+                if !body.is_instance_of::<PyDict>() {
+                    return Err(Error::custom("an ObjectProxy body that is not an object", decoder.position()));
+                }
+                let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
+                self.check(r)
+            }
+            Shape::Registered(_) => crate::external::read_external(self, object, decoder),
+            _ => Err(self.unknown_external(traits, decoder.position())),
+        }
+    }
+
+    fn unknown_external(&mut self, traits: &Self::Traits, offset: usize) -> Error {
+        Error::new(ErrorKind::UnknownExternalizable(traits.alias.to_string().into()), offset)
+    }
+
+    #[inline]
+    fn object_end(&mut self, object: Self::Object, traits: &Self::Traits) -> Result<Self::Value> {
+        let _ = traits.externalizable;
+        Ok(object)
+    }
+
+    fn dict_begin(&mut self, _len: usize, weak_keys: bool, _index: u32) -> Result<(Self::Dict, Self::Value)> {
+        let obj = self.call_type(self.t.dictionary, &[])?;
+        let weak = unsafe { Bound::from_borrowed_ptr(self.py, if weak_keys { ffi::Py_True() } else { ffi::Py_False() }) };
+        let name = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.weak_keys) };
+        self.set_attr(&obj, &name, &weak)?;
+        Ok((obj.clone(), obj))
+    }
+
+    fn dict_entry(&mut self, dict: &mut Self::Dict, key: Self::Value, value: Self::Value) -> Result<()> {
+        let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
+        if rc == 0 {
+            return Ok(());
+        }
+        // An unhashable key (an object or array) is wrapped, compared by identity.
+        let err = PyErr::fetch(self.py);
+        if !err.is_instance_of::<PyTypeError>(self.py) {
+            return Err(self.fail_with(err));
+        }
+        let wrapped = self.call_type(self.t.object_key, &[key.as_ptr()])?;
+        let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), wrapped.as_ptr(), value.as_ptr()) };
+        self.check(rc)
+    }
+
+    fn dict_end(&mut self, dict: Self::Dict) -> Result<Self::Value> {
+        Ok(dict)
+    }
+}
+
+#[cold]
+fn dunder(name: &str, alias: &str) -> Error {
+    Error::custom(format!("member {name:?} is not allowed on registered class {alias:?}"), Error::UNKNOWN_OFFSET)
+}
+
+/// Which AMF version a top-level value is read as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    Amf0,
+    Amf3,
+}
+
+/// Decoder options, resolved once.
+#[derive(Clone, Copy)]
+pub struct Options {
+    pub limits: Limits,
+    pub tz_aware: bool,
+}
+
+/// Borrow the input: bytes directly; any other buffer is copied first (so a hook
+/// cannot change it under the reader).
+fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return f(b.as_bytes());
+    }
+    if data.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("decode expects bytes, not str"));
+    }
+    let copy: Vec<u8> = unsafe {
+        let mut view: ffi::Py_buffer = std::mem::zeroed();
+        if ffi::PyObject_GetBuffer(data.as_ptr(), &mut view, ffi::PyBUF_SIMPLE) != 0 {
+            ffi::PyErr_Clear();
+            return Err(PyTypeError::new_err(format!(
+                "decode expects bytes or a buffer, not {}",
+                data.get_type().name()?
+            )));
+        }
+        let v = std::slice::from_raw_parts(view.buf as *const u8, view.len as usize).to_vec();
+        ffi::PyBuffer_Release(&mut view);
+        v
+    };
+    f(&copy)
+}
+
+fn read<'de, 'py>(de: &mut CoreDecoder<'de, PyVisitor<'py>>, v: &mut PyVisitor<'py>, version: Version) -> Result<Bound<'py, PyAny>> {
+    match version {
+        Version::Amf0 => de.read_amf0(v),
+        Version::Amf3 => de.read_amf3(v),
+    }
+}
+
+/// Decode exactly one value (or one value and ignore the rest).
+pub fn decode_one<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, version: Version, opts: Options, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
+    with_input(data, |input| {
+        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let mut de = CoreDecoder::new(input, opts.limits);
+        let r = read(&mut de, &mut v, version).and_then(|value| {
+            if !allow_trailing {
+                de.finish()?;
+            }
+            Ok(value)
+        });
+        r.map_err(|e| decode_err(py, e.or_offset(de.position()), v.pending.take()))
+    })
+}
+
+/// Decode every value of a stream, sharing one reference context.
+pub fn decode_all<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, version: Version, opts: Options) -> PyResult<Bound<'py, PyList>> {
+    with_input(data, |input| {
+        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let mut de = CoreDecoder::new(input, opts.limits);
+        let out = PyList::empty(py);
+        while !de.is_empty() {
+            let i = out.len();
+            match read(&mut de, &mut v, version) {
+                Ok(value) => out.append(value)?,
+                Err(e) => {
+                    let e = e.within(PathSegment::Index(i)).or_offset(de.position());
+                    return Err(decode_err(py, e, v.pending.take()));
+                }
+            }
+        }
+        Ok(out)
+    })
+}
+
+macro_rules! decoder_class {
+    ($name:ident, $pyname:literal, $version:expr) => {
+        /// A reusable decoder: options are resolved once.
+        #[pyclass(module = "amfkit", name = $pyname, frozen)]
+        pub struct $name {
+            opts: Options,
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            #[pyo3(signature = (*, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+            fn new(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Self> {
+                Ok($name { opts: options(max_depth, max_objects, max_size, tz_aware)? })
+            }
+
+            /// Decode exactly one value; trailing bytes are an error unless `allow_trailing`.
+            #[pyo3(signature = (data, /, *, allow_trailing=false))]
+            fn decode<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
+                decode_one(py, data, $version, self.opts, allow_trailing)
+            }
+
+            /// Decode every value of a stream (one reference context, as in a .sol body).
+            #[pyo3(signature = (data, /))]
+            fn decode_all<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+                decode_all(py, data, $version, self.opts)
+            }
+
+            #[getter]
+            fn max_depth(&self) -> u32 {
+                self.opts.limits.max_depth
+            }
+            #[getter]
+            fn max_objects(&self) -> u64 {
+                self.opts.limits.max_objects
+            }
+            #[getter]
+            fn max_size(&self) -> u64 {
+                self.opts.limits.max_size
+            }
+            #[getter]
+            fn tz_aware(&self) -> bool {
+                self.opts.tz_aware
+            }
+        }
+    };
+}
+
+decoder_class!(Amf0Decoder, "Amf0Decoder", Version::Amf0);
+decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
+
+pub fn options(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Options> {
+    if max_depth == 0 || max_depth > Limits::DEPTH_CEILING {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "max_depth must be between 1 and {}",
+            Limits::DEPTH_CEILING
+        )));
+    }
+    Ok(Options { limits: Limits { max_depth, max_objects, max_size }, tz_aware })
+}
+
+/// Decode one AMF0 value.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+pub fn amf0_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool, max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Bound<'py, PyAny>> {
+    decode_one(py, data, Version::Amf0, options(max_depth, max_objects, max_size, tz_aware)?, allow_trailing)
+}
+
+/// Decode one AMF3 value.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+pub fn amf3_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool, max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Bound<'py, PyAny>> {
+    decode_one(py, data, Version::Amf3, options(max_depth, max_objects, max_size, tz_aware)?, allow_trailing)
+}

@@ -1,0 +1,1126 @@
+//! Encoding: Python objects written straight into the output buffer.
+//!
+//! Exact-type dispatch, hot types first; everything else goes through a separate cold
+//! function. Every object keyed in a reference table is kept alive until the encoder is
+//! done, so an address can never be reused by a temporary within one encode.
+
+use std::sync::Arc;
+
+use amfkit_core::amf3::marker as m3;
+use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use rustc_hash::FxHashMap;
+
+use crate::dates;
+use crate::decode::{ARRAY_COLLECTION, OBJECT_PROXY};
+use crate::errors::encode_err;
+use crate::registry::{snapshot, ClassInfo, Registry};
+use crate::types::{types, Types};
+
+/// Traits-table keys that are not type addresses (those are aligned, never this small).
+const ANONYMOUS_TRAITS: usize = 1;
+const ARRAY_COLLECTION_TRAITS: usize = 2;
+const OBJECT_PROXY_TRAITS: usize = 3;
+const FIRST_SYNTHETIC_TRAITS: usize = 5;
+
+pub const DEFAULT_MAX_DEPTH: u32 = 1024;
+
+pub struct PyEncoder<'py> {
+    py: Python<'py>,
+    t: &'static Types,
+    reg: Arc<Registry>,
+    pub enc: CoreEncoder,
+    default: Option<Bound<'py, PyAny>>,
+    keep: Vec<Bound<'py, PyAny>>,
+    depth: u32,
+    max_depth: u32,
+    pub pending: Option<PyErr>,
+    typed_traits: FxHashMap<(usize, usize, bool), usize>,
+}
+
+/// The UTF-8 of a str object, valid while the object lives.
+#[inline]
+unsafe fn utf8<'a>(p: *mut ffi::PyObject) -> Option<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = ffi::PyUnicode_AsUTF8AndSize(p, &mut size);
+    if data.is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data as *const u8, size as usize)))
+}
+
+enum Keys {
+    Str,
+    IntOrStr,
+    Other,
+}
+
+impl<'py> PyEncoder<'py> {
+    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Self> {
+        Ok(PyEncoder {
+            py,
+            t: types()?,
+            reg: snapshot(),
+            enc: CoreEncoder::with_capacity(256),
+            default,
+            keep: Vec::new(),
+            depth: 0,
+            max_depth,
+            pending: None,
+            typed_traits: FxHashMap::default(),
+        })
+    }
+
+    pub fn into_error(&mut self, e: Error) -> PyErr {
+        encode_err(self.py, e, self.pending.take())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self) -> Error {
+        self.pending = Some(PyErr::fetch(self.py));
+        Error::custom("python error", self.enc.len())
+    }
+
+    #[inline]
+    fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
+        if ptr.is_null() {
+            Err(self.fail())
+        } else {
+            Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self) -> Result<()> {
+        if self.depth >= self.max_depth {
+            return Err(self.enc.error(format!("nesting deeper than the limit of {}", self.max_depth)));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    #[inline]
+    fn str_of(&mut self, p: *mut ffi::PyObject) -> Result<&'py str> {
+        match unsafe { utf8(p) } {
+            Some(s) => Ok(s),
+            None => Err(self.enc.error("a str that is not valid unicode (lone surrogates)")),
+        }
+    }
+
+    fn type_name(&self, obj: &Bound<'py, PyAny>) -> String {
+        obj.get_type().qualname().map(|q| q.to_string()).unwrap_or_else(|_| "?".into())
+    }
+
+    // --- AMF3 -----------------------------------------------------------------------
+
+    /// Write one AMF3 value.
+    #[inline]
+    pub fn amf3(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        unsafe {
+            let tp = ffi::Py_TYPE(p);
+            if tp == &raw mut ffi::PyUnicode_Type {
+                let s = self.str_of(p)?;
+                return self.enc.amf3_string(s);
+            }
+            if tp == &raw mut ffi::PyLong_Type {
+                return self.amf3_int(p);
+            }
+            if tp == &raw mut ffi::PyFloat_Type {
+                self.enc.amf3_double(ffi::PyFloat_AS_DOUBLE(p));
+                return Ok(());
+            }
+            if tp == &raw mut ffi::PyDict_Type {
+                return self.amf3_dict(obj);
+            }
+            if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
+                return self.amf3_sequence(obj);
+            }
+            if p == ffi::Py_None() {
+                self.enc.amf3_null();
+                return Ok(());
+            }
+            if tp == &raw mut ffi::PyBool_Type {
+                self.enc.amf3_bool(p == ffi::Py_True());
+                return Ok(());
+            }
+        }
+        self.amf3_cold(obj)
+    }
+
+    #[inline]
+    fn amf3_int(&mut self, p: *mut ffi::PyObject) -> Result<()> {
+        let mut overflow = 0;
+        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
+        if overflow == 0 {
+            if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+                return Err(self.fail());
+            }
+            self.enc.amf3_int(v);
+            return Ok(());
+        }
+        let d = self.big_int(p)?;
+        self.enc.amf3_double(d);
+        Ok(())
+    }
+
+    #[cold]
+    fn big_int(&mut self, p: *mut ffi::PyObject) -> Result<f64> {
+        let d = unsafe { ffi::PyLong_AsDouble(p) };
+        if d == -1.0 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+            unsafe { ffi::PyErr_Clear() };
+            return Err(self.enc.error("an int too large for a double"));
+        }
+        Ok(d)
+    }
+
+    /// Keep `obj` alive for the rest of the encode (its address is a table key).
+    #[inline]
+    fn keep(&mut self, obj: &Bound<'py, PyAny>) {
+        self.keep.push(obj.clone());
+    }
+
+    fn amf3_sequence(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf3_reference(m3::ARRAY, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        self.amf3_sequence_body(obj)
+    }
+
+    /// Dense array body: length, empty associative part, items.
+    fn amf3_sequence_body(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.enter()?;
+        let p = obj.as_ptr();
+        let is_list = unsafe { ffi::PyList_Check(p) != 0 };
+        let len = unsafe { if is_list { ffi::PyList_GET_SIZE(p) } else { ffi::PyTuple_GET_SIZE(p) } } as usize;
+        self.enc.amf3_array_header(len)?;
+        self.enc.amf3_str("")?;
+        for i in 0..len {
+            let item = self.item(p, is_list, i, len)?;
+            self.amf3(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// Item `i` of a list or tuple, owned (a hook may change the list meanwhile).
+    #[inline]
+    fn item(&mut self, p: *mut ffi::PyObject, is_list: bool, i: usize, len: usize) -> Result<Bound<'py, PyAny>> {
+        unsafe {
+            if is_list {
+                if ffi::PyList_GET_SIZE(p) as usize != len {
+                    return Err(self.enc.error("a list changed size while being encoded"));
+                }
+                Ok(Bound::from_borrowed_ptr(self.py, ffi::PyList_GET_ITEM(p, i as ffi::Py_ssize_t)))
+            } else {
+                Ok(Bound::from_borrowed_ptr(self.py, ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)))
+            }
+        }
+    }
+
+    /// The owned (key, value) pairs of a dict.
+    fn dict_items(&mut self, p: *mut ffi::PyObject) -> Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let mut out = Vec::with_capacity(unsafe { ffi::PyDict_Size(p) } as usize);
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k = std::ptr::null_mut();
+        let mut v = std::ptr::null_mut();
+        unsafe {
+            while ffi::PyDict_Next(p, &mut pos, &mut k, &mut v) != 0 {
+                out.push((Bound::from_borrowed_ptr(self.py, k), Bound::from_borrowed_ptr(self.py, v)));
+            }
+        }
+        out
+    }
+
+    fn key_kinds(p: *mut ffi::PyObject) -> Keys {
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k = std::ptr::null_mut();
+        let mut v = std::ptr::null_mut();
+        let mut kind = Keys::Str;
+        unsafe {
+            while ffi::PyDict_Next(p, &mut pos, &mut k, &mut v) != 0 {
+                if ffi::PyUnicode_Check(k) != 0 {
+                    continue;
+                }
+                if ffi::PyLong_Check(k) != 0 && ffi::PyBool_Check(k) == 0 {
+                    kind = Keys::IntOrStr;
+                    continue;
+                }
+                return Keys::Other;
+            }
+        }
+        kind
+    }
+
+    fn amf3_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        if !matches!(Self::key_kinds(p), Keys::Str) {
+            return self.amf3_dictionary(obj, false);
+        }
+        if self.enc.amf3_reference(m3::OBJECT, p as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
+            self.enc.amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
+        }
+        self.amf3_members(obj)
+    }
+
+    /// Dynamic members from a dict with str keys, then the empty string that ends them.
+    fn amf3_members(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.enter()?;
+        for (k, v) in self.dict_items(obj.as_ptr()) {
+            let key = self.str_of(k.as_ptr())?;
+            self.amf3_member(key, &v)?;
+        }
+        self.leave();
+        self.enc.amf3_str("")
+    }
+
+    #[inline]
+    fn amf3_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
+        if key.is_empty() {
+            return Err(self.enc.error("an empty member name cannot be written in amf3"));
+        }
+        self.enc.amf3_str(key)?;
+        self.amf3(value).map_err(|e| e.within(PathSegment::Key(key.into())))
+    }
+
+    /// An AMF3 Dictionary (any key type); `ObjectKey` wrappers are unwrapped.
+    fn amf3_dictionary(&mut self, obj: &Bound<'py, PyAny>, weak_keys: bool) -> Result<()> {
+        if self.enc.amf3_reference(m3::DICTIONARY, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        self.enter()?;
+        let items = self.dict_items(obj.as_ptr());
+        self.enc.amf3_dictionary_header(items.len(), weak_keys)?;
+        for (i, (k, v)) in items.iter().enumerate() {
+            let key = if unsafe { ffi::Py_TYPE(k.as_ptr()) } == self.t.object_key {
+                self.getattr(k, self.t.names.value)?
+            } else {
+                k.clone()
+            };
+            self.amf3(&key).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    fn getattr(&mut self, obj: &Bound<'py, PyAny>, name: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
+        let r = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
+        self.own(r)
+    }
+
+    /// Everything but the hot types.
+    #[inline(never)]
+    fn amf3_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        let t = self.t;
+        let tp = unsafe { ffi::Py_TYPE(p) };
+        let id = p as usize;
+        if p == t.undefined {
+            self.enc.amf3_undefined();
+            return Ok(());
+        }
+        if let Some(info) = self.reg.by_type.get(&(tp as usize)).cloned() {
+            return self.amf3_registered(obj, &info);
+        }
+        if tp == t.typed_object {
+            return self.amf3_typed_object(obj);
+        }
+        if tp == t.xml || tp == t.xml_document {
+            let marker = if tp == t.xml { m3::XML } else { m3::XML_DOCUMENT };
+            if !self.enc.amf3_reference(marker, id) {
+                self.keep(obj);
+                let s = self.str_of(p)?;
+                self.enc.amf3_xml_body(s)?;
+            }
+            return Ok(());
+        }
+        if tp == t.mixed_array {
+            return self.amf3_mixed(obj);
+        }
+        if tp == t.dictionary {
+            let weak = self.getattr(obj, t.names.weak_keys)?.is_truthy().unwrap_or(false);
+            return self.amf3_dictionary(obj, weak);
+        }
+        if tp == t.object_vector {
+            return self.amf3_object_vector(obj);
+        }
+        if tp == t.array_collection || tp == t.object_proxy {
+            return self.amf3_collection(obj, tp == t.array_collection);
+        }
+        if tp == t.date {
+            if !self.enc.amf3_reference(m3::DATE, id) {
+                self.keep(obj);
+                let millis = self.getattr(obj, t.names.millis)?.extract::<f64>().map_err(|e| self.set(e))?;
+                self.enc.amf3_date_body(millis);
+            }
+            return Ok(());
+        }
+        unsafe {
+            if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
+                if !self.enc.amf3_reference(m3::DATE, id) {
+                    self.keep(obj);
+                    let millis = self.millis(obj)?;
+                    self.enc.amf3_date_body(millis);
+                }
+                return Ok(());
+            }
+            if tp == &raw mut ffi::PyBytes_Type || tp == &raw mut ffi::PyByteArray_Type || tp == &raw mut ffi::PyMemoryView_Type {
+                if !self.enc.amf3_reference(m3::BYTE_ARRAY, id) {
+                    self.keep(obj);
+                    let bytes = self.buffer(obj)?;
+                    self.enc.amf3_bytes_body(&bytes)?;
+                }
+                return Ok(());
+            }
+            if tp == t.array {
+                return self.amf3_number_vector(obj);
+            }
+            // Subclasses of the plain types.
+            if ffi::PyUnicode_Check(p) != 0 {
+                let s = self.str_of(p)?;
+                return self.enc.amf3_string(s);
+            }
+            if ffi::PyLong_Check(p) != 0 {
+                return self.amf3_int(p);
+            }
+            if ffi::PyFloat_Check(p) != 0 {
+                self.enc.amf3_double(ffi::PyFloat_AsDouble(p));
+                return Ok(());
+            }
+            if ffi::PyDict_Check(p) != 0 {
+                return self.amf3_dict(obj);
+            }
+            if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
+                return self.amf3_sequence(obj);
+            }
+            if ffi::PyBytes_Check(p) != 0 || ffi::PyByteArray_Check(p) != 0 {
+                if !self.enc.amf3_reference(m3::BYTE_ARRAY, id) {
+                    self.keep(obj);
+                    let bytes = self.buffer(obj)?;
+                    self.enc.amf3_bytes_body(&bytes)?;
+                }
+                return Ok(());
+            }
+            if ffi::PyAnySet_Check(p) != 0 {
+                let items = self.own(ffi::PySequence_Tuple(p))?;
+                self.keep(&items);
+                return self.amf3_sequence(&items);
+            }
+        }
+        let replaced = self.call_default(obj)?;
+        self.enter()?;
+        let r = self.amf3(&replaced);
+        self.leave();
+        r
+    }
+
+    /// Record a Python exception raised by a hook; it is what the caller sees.
+    #[cold]
+    pub fn set_pending(&mut self, e: PyErr) -> Error {
+        self.set(e)
+    }
+
+    #[cold]
+    fn set(&mut self, e: PyErr) -> Error {
+        self.pending = Some(e);
+        Error::custom("python error", self.enc.len())
+    }
+
+    /// The `default` hook's replacement for an object of an unknown type.
+    fn call_default(&mut self, obj: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+        let Some(default) = self.default.clone() else {
+            let name = self.type_name(obj);
+            return Err(self.enc.error(format!(
+                "cannot encode an object of type {name}: register it with amfkit.register_class or pass default="
+            )));
+        };
+        let r = default.call1((obj,)).map_err(|e| self.set(e))?;
+        self.keep(&r);
+        Ok(r)
+    }
+
+    fn buffer(&mut self, obj: &Bound<'py, PyAny>) -> Result<Vec<u8>> {
+        unsafe {
+            let p = obj.as_ptr();
+            if ffi::PyBytes_Check(p) != 0 {
+                return Ok(obj.cast_unchecked::<PyBytes>().as_bytes().to_vec());
+            }
+            let mut view: ffi::Py_buffer = std::mem::zeroed();
+            if ffi::PyObject_GetBuffer(p, &mut view, ffi::PyBUF_SIMPLE) != 0 {
+                return Err(self.fail());
+            }
+            let v = std::slice::from_raw_parts(view.buf as *const u8, view.len as usize).to_vec();
+            ffi::PyBuffer_Release(&mut view);
+            Ok(v)
+        }
+    }
+
+    /// Milliseconds since the epoch of a datetime (naive = UTC) or a date (midnight UTC).
+    fn millis(&mut self, obj: &Bound<'py, PyAny>) -> Result<f64> {
+        let p = obj.as_ptr();
+        unsafe {
+            let y = ffi::PyDateTime_GET_YEAR(p);
+            let m = ffi::PyDateTime_GET_MONTH(p) as u32;
+            let d = ffi::PyDateTime_GET_DAY(p) as u32;
+            let days = dates::days_from_civil(y, m, d) as f64;
+            if ffi::PyDateTime_Check(p) == 0 {
+                return Ok(days * 86_400_000.0);
+            }
+            let secs = ffi::PyDateTime_DATE_GET_HOUR(p) as f64 * 3600.0
+                + ffi::PyDateTime_DATE_GET_MINUTE(p) as f64 * 60.0
+                + ffi::PyDateTime_DATE_GET_SECOND(p) as f64;
+            let us = ffi::PyDateTime_DATE_GET_MICROSECOND(p) as f64;
+            let mut millis = days * 86_400_000.0 + secs * 1000.0 + us / 1000.0;
+            let offset = self.own(ffi::PyObject_CallMethodNoArgs(p, self.t.names.utcoffset))?;
+            if !offset.is_none() {
+                let o = offset.as_ptr();
+                let off = ffi::PyDateTime_DELTA_GET_DAYS(o) as f64 * 86_400_000.0
+                    + ffi::PyDateTime_DELTA_GET_SECONDS(o) as f64 * 1000.0
+                    + ffi::PyDateTime_DELTA_GET_MICROSECONDS(o) as f64 / 1000.0;
+                millis -= off;
+            }
+            Ok(millis)
+        }
+    }
+
+    fn amf3_number_vector(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let code: String = self.getattr(obj, self.t.names.typecode)?.extract().map_err(|e| self.set(e))?;
+        let raw = self.buffer(obj)?;
+        let (marker, item) = match code.as_str() {
+            "b" | "h" | "i" | "l" | "q" => (m3::VECTOR_INT, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
+            "B" | "H" | "I" | "L" | "Q" => (m3::VECTOR_UINT, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
+            "f" | "d" => (m3::VECTOR_DOUBLE, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
+            other => return Err(self.enc.error(format!("an array.array of typecode {other:?} has no amf3 vector"))),
+        };
+        if self.enc.amf3_reference(marker, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let len = if item == 0 { 0 } else { raw.len() / item };
+        self.enc.amf3_vector_header(len, false)?;
+        for chunk in raw.chunks_exact(item.max(1)).take(len) {
+            match (code.as_str(), item) {
+                ("f", 4) => self.enc.out.f64(f32::from_ne_bytes(chunk.try_into().unwrap()) as f64),
+                ("d", 8) => self.enc.out.f64(f64::from_ne_bytes(chunk.try_into().unwrap())),
+                (c, n) => {
+                    let signed = c.chars().all(|c| c.is_ascii_lowercase());
+                    let v: i128 = match (signed, n) {
+                        (true, 1) => i8::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (true, 2) => i16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (true, 4) => i32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (true, 8) => i64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (false, 1) => chunk[0] as i128,
+                        (false, 2) => u16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (false, 4) => u32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        (false, 8) => u64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                        _ => return Err(self.enc.error("an array.array with an unexpected item size")),
+                    };
+                    let ok = if signed { i32::try_from(v).is_ok() } else { u32::try_from(v).is_ok() };
+                    if !ok {
+                        return Err(self.enc.error(format!("{v} does not fit a 32-bit vector item")));
+                    }
+                    self.enc.out.u32(v as u32);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn amf3_object_vector(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf3_reference(m3::VECTOR_OBJECT, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let fixed = self.getattr(obj, self.t.names.fixed)?.is_truthy().map_err(|e| self.set(e))?;
+        let name = self.getattr(obj, self.t.names.type_name)?;
+        let name_str = if unsafe { ffi::PyUnicode_Check(name.as_ptr()) } != 0 { self.str_of(name.as_ptr())? } else { "" };
+        self.enter()?;
+        let p = obj.as_ptr();
+        let len = unsafe { ffi::PyList_GET_SIZE(p) } as usize;
+        self.enc.amf3_vector_header(len, fixed)?;
+        self.enc.amf3_str(name_str)?;
+        for i in 0..len {
+            let item = self.item(p, true, i, len)?;
+            self.amf3(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// A MixedArray: int keys 0..n-1 are the dense part, the rest the associative part.
+    fn amf3_mixed(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf3_reference(m3::ARRAY, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        self.enter()?;
+        let items = self.dict_items(obj.as_ptr());
+        let mut dense_len = 0usize;
+        loop {
+            let key = unsafe { ffi::PyLong_FromSize_t(dense_len) };
+            let key = self.own(key)?;
+            let present = unsafe { ffi::PyDict_Contains(obj.as_ptr(), key.as_ptr()) };
+            if present < 0 {
+                return Err(self.fail());
+            }
+            if present == 0 {
+                break;
+            }
+            dense_len += 1;
+        }
+        self.enc.amf3_array_header(dense_len)?;
+        let mut dense: Vec<Option<Bound<'py, PyAny>>> = vec![None; dense_len];
+        for (k, v) in &items {
+            let kp = k.as_ptr();
+            if unsafe { ffi::PyLong_CheckExact(kp) } != 0 {
+                let i = unsafe { ffi::PyLong_AsLongLong(kp) };
+                if i >= 0 && (i as usize) < dense_len {
+                    dense[i as usize] = Some(v.clone());
+                    continue;
+                }
+            }
+            let text = k.str().map_err(|e| self.set(e))?;
+            let key = self.str_of(text.as_ptr())?.to_owned();
+            self.amf3_member(&key, v)?;
+        }
+        self.enc.amf3_str("")?;
+        for (i, v) in dense.into_iter().enumerate() {
+            let v = v.expect("dense keys were counted");
+            self.amf3(&v).map_err(|e| e.within(PathSegment::Index(i)))?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// ArrayCollection / ObjectProxy: the externalizable class around an Array / object.
+    fn amf3_collection(&mut self, obj: &Bound<'py, PyAny>, is_array: bool) -> Result<()> {
+        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let (key, alias) = if is_array {
+            (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION)
+        } else {
+            (OBJECT_PROXY_TRAITS, OBJECT_PROXY)
+        };
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc.amf3_traits_inline::<&str>(Some(key), alias, &[], false, true)?;
+        }
+        // The body is a separate object on the wire, with its own table entry.
+        if is_array {
+            self.enc.out.u8(m3::ARRAY);
+            self.enc.amf3_register(None);
+            self.amf3_sequence_body(obj)
+        } else {
+            self.enc.out.u8(m3::OBJECT);
+            self.enc.amf3_register(None);
+            if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
+                self.enc.amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
+            }
+            self.amf3_members(obj)
+        }
+    }
+
+    fn amf3_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let alias = self.getattr(obj, self.t.names.alias)?;
+        let sealed = self.getattr(obj, self.t.names.sealed)?;
+        let dynamic = self.getattr(obj, self.t.names.dynamic)?.is_truthy().map_err(|e| self.set(e))?;
+        self.keep(&alias);
+        self.keep(&sealed);
+        let alias_str = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
+            self.str_of(alias.as_ptr())?
+        } else {
+            return Err(self.enc.error("a TypedObject alias must be a str"));
+        };
+        let names: Vec<String> = sealed.extract().map_err(|e| self.set(e))?;
+        let ident = (alias.as_ptr() as usize, sealed.as_ptr() as usize, dynamic);
+        let next = FIRST_SYNTHETIC_TRAITS + self.typed_traits.len();
+        let key = *self.typed_traits.entry(ident).or_insert(next);
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc.amf3_traits_inline(Some(key), alias_str, &names, dynamic, false)?;
+        }
+        self.enter()?;
+        let d = obj.as_ptr();
+        for name in &names {
+            let key = PyString::new(self.py, name);
+            let v = unsafe { ffi::PyDict_GetItemWithError(d, key.as_ptr()) };
+            let v = if v.is_null() {
+                if unsafe { !ffi::PyErr_Occurred().is_null() } {
+                    return Err(self.fail());
+                }
+                unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }
+            } else {
+                unsafe { Bound::from_borrowed_ptr(self.py, v) }
+            };
+            self.amf3(&v).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+        }
+        if dynamic {
+            for (k, v) in self.dict_items(d) {
+                let key = self.str_of_key(&k)?;
+                if names.iter().any(|n| n == key) {
+                    continue;
+                }
+                self.amf3_member(key, &v)?;
+            }
+            self.enc.amf3_str("")?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    fn str_of_key(&mut self, k: &Bound<'py, PyAny>) -> Result<&'py str> {
+        if unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
+            let r = k.repr().map(|r| r.to_string()).unwrap_or_default();
+            return Err(self.enc.error(format!("a member name must be a str, not {r}")));
+        }
+        self.str_of(k.as_ptr())
+    }
+
+    /// The dynamic members of a registered instance: its `__dict__` then its slots,
+    /// without the static and excluded names.
+    fn instance_members(&mut self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let mut out = Vec::new();
+        let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
+        if d.is_null() {
+            unsafe { ffi::PyErr_Clear() };
+        } else {
+            let d = unsafe { Bound::from_owned_ptr(self.py, d) };
+            if unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0 {
+                let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
+                for (k, v) in self.dict_items(d.as_ptr()) {
+                    if filter {
+                        let key = self.str_of_key(&k)?;
+                        if info.static_set.contains(key) || info.exclude.contains(key) {
+                            continue;
+                        }
+                    }
+                    out.push((k, v));
+                }
+            }
+        }
+        for slot in &info.slots {
+            let name = slot.bind(self.py);
+            let text = name.to_str().unwrap_or("");
+            if info.static_set.contains(text) || info.exclude.contains(text) {
+                continue;
+            }
+            let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name.as_ptr()) };
+            if v.is_null() {
+                unsafe { ffi::PyErr_Clear() };
+                continue;
+            }
+            out.push((name.clone().into_any(), unsafe { Bound::from_owned_ptr(self.py, v) }));
+        }
+        Ok(out)
+    }
+
+    /// A static member's value (undefined when the instance does not have it).
+    fn static_value(&mut self, obj: &Bound<'py, PyAny>, name: &Py<PyString>) -> Bound<'py, PyAny> {
+        let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name.as_ptr()) };
+        if v.is_null() {
+            unsafe { ffi::PyErr_Clear() };
+            return unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) };
+        }
+        unsafe { Bound::from_owned_ptr(self.py, v) }
+    }
+
+    fn amf3_registered(&mut self, obj: &Bound<'py, PyAny>, info: &Arc<ClassInfo>) -> Result<()> {
+        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let key = info.cls.as_ptr() as usize;
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc.amf3_traits_inline(Some(key), &info.alias, &info.static_names, info.dynamic, info.externalizable)?;
+        }
+        self.enter()?;
+        if info.externalizable {
+            crate::external::write_external(self, obj)?;
+            self.leave();
+            return Ok(());
+        }
+        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
+            let v = self.static_value(obj, name_py);
+            self.amf3(&v).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+        }
+        if info.dynamic {
+            for (k, v) in self.instance_members(obj, info)? {
+                let key = self.str_of_key(&k)?;
+                self.amf3_member(key, &v)?;
+            }
+            self.enc.amf3_str("")?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    // --- AMF0 -----------------------------------------------------------------------
+
+    /// Write one AMF0 value; what AMF0 cannot carry goes through the AVM+ switch.
+    #[inline]
+    pub fn amf0(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        unsafe {
+            let tp = ffi::Py_TYPE(p);
+            if tp == &raw mut ffi::PyUnicode_Type {
+                let s = self.str_of(p)?;
+                return self.enc.amf0_string(s);
+            }
+            if tp == &raw mut ffi::PyFloat_Type {
+                self.enc.amf0_number(ffi::PyFloat_AS_DOUBLE(p));
+                return Ok(());
+            }
+            if tp == &raw mut ffi::PyLong_Type {
+                return self.amf0_int(p);
+            }
+            if tp == &raw mut ffi::PyDict_Type {
+                return self.amf0_dict(obj);
+            }
+            if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
+                return self.amf0_sequence(obj);
+            }
+            if p == ffi::Py_None() {
+                self.enc.amf0_null();
+                return Ok(());
+            }
+            if tp == &raw mut ffi::PyBool_Type {
+                self.enc.amf0_bool(p == ffi::Py_True());
+                return Ok(());
+            }
+        }
+        self.amf0_cold(obj)
+    }
+
+    fn amf0_int(&mut self, p: *mut ffi::PyObject) -> Result<()> {
+        let mut overflow = 0;
+        let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
+        let d = if overflow == 0 {
+            if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+                return Err(self.fail());
+            }
+            v as f64
+        } else {
+            self.big_int(p)?
+        };
+        self.enc.amf0_number(d);
+        Ok(())
+    }
+
+    fn amf0_sequence(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        self.enter()?;
+        let p = obj.as_ptr();
+        let is_list = unsafe { ffi::PyList_Check(p) != 0 };
+        let len = unsafe { if is_list { ffi::PyList_GET_SIZE(p) } else { ffi::PyTuple_GET_SIZE(p) } } as usize;
+        self.enc.amf0_strict_array_start(len)?;
+        for i in 0..len {
+            let item = self.item(p, is_list, i, len)?;
+            self.amf0(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    fn amf0_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        match Self::key_kinds(p) {
+            Keys::Str => {
+                if self.enc.amf0_reference(p as usize) {
+                    return Ok(());
+                }
+                self.keep(obj);
+                self.enc.amf0_object_start();
+                self.amf0_members(obj, false)
+            }
+            Keys::IntOrStr => self.amf0_ecma(obj),
+            Keys::Other => self.amf0_switch(obj),
+        }
+    }
+
+    /// Key/value members of a dict (keys rendered with `str()` when `any_key`), then
+    /// the object-end marker.
+    fn amf0_members(&mut self, obj: &Bound<'py, PyAny>, any_key: bool) -> Result<()> {
+        self.enter()?;
+        for (k, v) in self.dict_items(obj.as_ptr()) {
+            let text;
+            let key = if any_key && unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
+                let s = k.str().map_err(|e| self.set(e))?;
+                text = self.str_of(s.as_ptr())?.to_owned();
+                text.as_str()
+            } else {
+                self.str_of_key(&k)?
+            };
+            self.amf0_member(key, &v)?;
+        }
+        self.leave();
+        self.enc.amf0_object_end();
+        Ok(())
+    }
+
+    #[inline]
+    fn amf0_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
+        if key.is_empty() {
+            return Err(self.enc.error("an empty member name cannot be written in amf0"));
+        }
+        self.enc.amf0_utf(key)?;
+        self.amf0(value).map_err(|e| e.within(PathSegment::Key(key.into())))
+    }
+
+    fn amf0_ecma(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let len = unsafe { ffi::PyDict_Size(obj.as_ptr()) } as usize;
+        self.enc.amf0_ecma_array_start(len)?;
+        self.amf0_members(obj, true)
+    }
+
+    /// The AVM+ switch: one AMF3 value inside AMF0.
+    fn amf0_switch(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.enc.amf0_avmplus();
+        self.enter()?;
+        let r = self.amf3(obj);
+        self.leave();
+        r
+    }
+
+    #[inline(never)]
+    fn amf0_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        let t = self.t;
+        let tp = unsafe { ffi::Py_TYPE(p) };
+        if p == t.undefined {
+            self.enc.amf0_undefined();
+            return Ok(());
+        }
+        if let Some(info) = self.reg.by_type.get(&(tp as usize)).cloned() {
+            if info.externalizable {
+                return self.amf0_switch(obj);
+            }
+            return self.amf0_registered(obj, &info);
+        }
+        if tp == t.typed_object {
+            return self.amf0_typed_object(obj);
+        }
+        if tp == t.mixed_array {
+            return self.amf0_ecma(obj);
+        }
+        if tp == t.xml || tp == t.xml_document {
+            let s = self.str_of(p)?;
+            return self.enc.amf0_xml(s);
+        }
+        if tp == t.date {
+            let millis = self.getattr(obj, t.names.millis)?.extract::<f64>().map_err(|e| self.set(e))?;
+            let tz = self.getattr(obj, t.names.tz)?.extract::<i16>().map_err(|e| self.set(e))?;
+            self.enc.amf0_date(millis, tz);
+            return Ok(());
+        }
+        unsafe {
+            if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
+                let millis = self.millis(obj)?;
+                self.enc.amf0_date(millis, 0);
+                return Ok(());
+            }
+            if tp == t.dictionary
+                || tp == t.object_vector
+                || tp == t.array_collection
+                || tp == t.object_proxy
+                || tp == t.array
+                || ffi::PyBytes_Check(p) != 0
+                || ffi::PyByteArray_Check(p) != 0
+                || tp == &raw mut ffi::PyMemoryView_Type
+            {
+                return self.amf0_switch(obj);
+            }
+            if ffi::PyUnicode_Check(p) != 0 {
+                let s = self.str_of(p)?;
+                return self.enc.amf0_string(s);
+            }
+            if ffi::PyLong_Check(p) != 0 {
+                return self.amf0_int(p);
+            }
+            if ffi::PyFloat_Check(p) != 0 {
+                self.enc.amf0_number(ffi::PyFloat_AsDouble(p));
+                return Ok(());
+            }
+            if ffi::PyDict_Check(p) != 0 {
+                return self.amf0_dict(obj);
+            }
+            if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
+                return self.amf0_sequence(obj);
+            }
+            if ffi::PyAnySet_Check(p) != 0 {
+                let items = self.own(ffi::PySequence_Tuple(p))?;
+                self.keep(&items);
+                return self.amf0_sequence(&items);
+            }
+        }
+        let replaced = self.call_default(obj)?;
+        self.enter()?;
+        let r = self.amf0(&replaced);
+        self.leave();
+        r
+    }
+
+    fn amf0_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        let alias = self.getattr(obj, self.t.names.alias)?;
+        self.keep(&alias);
+        let alias = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
+            self.str_of(alias.as_ptr())?
+        } else {
+            return Err(self.enc.error("a TypedObject alias must be a str"));
+        };
+        self.enc.amf0_typed_object_start(alias)?;
+        self.amf0_members(obj, false)
+    }
+
+    fn amf0_registered(&mut self, obj: &Bound<'py, PyAny>, info: &Arc<ClassInfo>) -> Result<()> {
+        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+            return Ok(());
+        }
+        self.keep(obj);
+        self.enc.amf0_typed_object_start(&info.alias)?;
+        self.enter()?;
+        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
+            let v = self.static_value(obj, name_py);
+            self.amf0_member(name, &v)?;
+        }
+        if info.dynamic {
+            for (k, v) in self.instance_members(obj, info)? {
+                let key = self.str_of_key(&k)?;
+                self.amf0_member(key, &v)?;
+            }
+        }
+        self.leave();
+        self.enc.amf0_object_end();
+        Ok(())
+    }
+}
+
+/// Which AMF version top-level values are written as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    Amf0,
+    Amf3,
+}
+
+fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version) -> Result<()> {
+    match version {
+        Version::Amf0 => e.amf0(obj),
+        Version::Amf3 => e.amf3(obj),
+    }
+}
+
+pub fn encode_one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+    let mut e = PyEncoder::new(py, default, max_depth)?;
+    match write(&mut e, obj, version) {
+        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Err(err) => Err(e.into_error(err)),
+    }
+}
+
+pub fn encode_all<'py>(py: Python<'py>, values: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+    let mut e = PyEncoder::new(py, default, max_depth)?;
+    for (i, item) in values.try_iter()?.enumerate() {
+        let item = item?;
+        if let Err(err) = write(&mut e, &item, version) {
+            return Err(e.into_error(err.within(PathSegment::Index(i))));
+        }
+    }
+    Ok(PyBytes::new(py, &e.enc.out.buf))
+}
+
+macro_rules! encoder_class {
+    ($name:ident, $pyname:literal, $version:expr) => {
+        /// A reusable encoder: options are resolved once.
+        #[pyclass(module = "amfkit", name = $pyname, frozen)]
+        pub struct $name {
+            default: Option<Py<PyAny>>,
+            max_depth: u32,
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            #[pyo3(signature = (*, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+            fn new(default: Option<Py<PyAny>>, max_depth: u32) -> PyResult<Self> {
+                check_depth(max_depth)?;
+                Ok($name { default, max_depth })
+            }
+
+            /// Encode one value.
+            #[pyo3(signature = (obj, /))]
+            fn encode<'py>(&self, py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+                encode_one(py, obj, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth)
+            }
+
+            /// Encode every value of an iterable as one stream (one reference context).
+            #[pyo3(signature = (values, /))]
+            fn encode_all<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+                encode_all(py, values, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth)
+            }
+
+            #[getter]
+            fn max_depth(&self) -> u32 {
+                self.max_depth
+            }
+        }
+    };
+}
+
+encoder_class!(Amf0Encoder, "Amf0Encoder", Version::Amf0);
+encoder_class!(Amf3Encoder, "Amf3Encoder", Version::Amf3);
+
+fn check_depth(max_depth: u32) -> PyResult<()> {
+    if max_depth == 0 || max_depth > amfkit_core::Limits::DEPTH_CEILING {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "max_depth must be between 1 and {}",
+            amfkit_core::Limits::DEPTH_CEILING
+        )));
+    }
+    Ok(())
+}
+
+/// Encode one value as AMF0.
+#[pyfunction]
+#[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+pub fn amf0_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+    check_depth(max_depth)?;
+    encode_one(py, obj, Version::Amf0, default, max_depth)
+}
+
+/// Encode one value as AMF3.
+#[pyfunction]
+#[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+pub fn amf3_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+    check_depth(max_depth)?;
+    encode_one(py, obj, Version::Amf3, default, max_depth)
+}

@@ -1,0 +1,35 @@
+//! amfkit's Python extension module `amfkit._amfkit`: exports only.
+
+use pyo3::prelude::*;
+
+mod dates;
+mod decode;
+mod encode;
+mod errors;
+mod external;
+mod registry;
+mod types;
+
+#[pymodule]
+fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("AMFError", errors::amf_error(py))?;
+    m.add("DecodeError", errors::decode_error(py))?;
+    m.add("EncodeError", errors::encode_error(py))?;
+    m.add_function(wrap_pyfunction!(types::_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_register_class, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_unregister_class, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_registered_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::amf0_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::amf3_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::amf0_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
+    m.add_class::<decode::Amf0Decoder>()?;
+    m.add_class::<decode::Amf3Decoder>()?;
+    m.add_class::<encode::Amf0Encoder>()?;
+    m.add_class::<encode::Amf3Encoder>()?;
+    m.add_class::<external::DataInput>()?;
+    m.add_class::<external::DataOutput>()?;
+    Ok(())
+}

@@ -1,0 +1,248 @@
+"""Python-side value types of the AMF data model.
+
+These small classes carry what plain Python types cannot: AMF's `undefined`, XML kept as
+text, typed objects whose alias is not registered, associative arrays, AS3 Vectors of
+objects, Dictionaries whose keys are objects, and dates a `datetime` cannot hold.
+The compiled codec (`amfkit._amfkit`) dispatches on these exact types.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+__all__ = [
+    "Undefined",
+    "UndefinedType",
+    "XML",
+    "XMLDocument",
+    "TypedObject",
+    "MixedArray",
+    "ObjectVector",
+    "Dictionary",
+    "ObjectKey",
+    "Date",
+    "ArrayCollection",
+    "ObjectProxy",
+]
+
+
+class UndefinedType:
+    """The type of `amfkit.Undefined`, AMF's `undefined` (distinct from `None`/null)."""
+
+    __slots__ = ()
+    _instance: "UndefinedType | None" = None
+
+    def __new__(cls) -> "UndefinedType":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "Undefined"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "Undefined"
+
+
+Undefined = UndefinedType()
+
+
+class XMLDocument(str):
+    """An AS2-style XMLDocument (AMF0 marker 0x0F, AMF3 marker 0x07), kept as text.
+
+    amfkit never parses it; parse it yourself with a hardened parser (defusedxml).
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"XMLDocument({str.__repr__(self)})"
+
+
+class XML(str):
+    """An E4X `XML` value (AMF3 marker 0x0B), kept as text; see `XMLDocument`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"XML({str.__repr__(self)})"
+
+
+class TypedObject(dict):
+    """An object whose class alias is not registered with `amfkit.register_class`.
+
+    It is a `dict` of the members, with the alias and the shape of its traits kept so
+    that it encodes back to the same bytes: `sealed` names the sealed members in wire
+    order, `dynamic` says whether the traits allow dynamic members.
+    """
+
+    __slots__ = ("alias", "sealed", "dynamic")
+
+    def __init__(
+        self,
+        alias: str,
+        members: "dict[str, Any] | Iterable[tuple[str, Any]] | None" = None,
+        /,
+        *,
+        sealed: "tuple[str, ...]" = (),
+        dynamic: bool = True,
+    ) -> None:
+        super().__init__(members or ())
+        self.alias = alias
+        self.sealed = tuple(sealed)
+        self.dynamic = dynamic
+
+    def __repr__(self) -> str:
+        return f"TypedObject({self.alias!r}, {dict.__repr__(self)})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TypedObject):
+            return self.alias == other.alias and dict.__eq__(self, other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):  # pickle/copy keep the alias and the trait shape
+        return (
+            _rebuild_typed_object,
+            (self.alias, dict(self), self.sealed, self.dynamic),
+        )
+
+
+def _rebuild_typed_object(alias, members, sealed, dynamic):
+    return TypedObject(alias, members, sealed=sealed, dynamic=dynamic)
+
+
+class MixedArray(dict):
+    """An associative array: AMF0 ECMA array, or an AMF3 Array with string keys.
+
+    Dense elements of an AMF3 Array sit under the int keys 0..n-1; AMF0 ECMA keys that
+    are canonical decimal integers decode as ints.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"MixedArray({dict.__repr__(self)})"
+
+
+class ObjectVector(list):
+    """An AS3 `Vector.<T>` of objects (AMF3 marker 0x10), with its element type name."""
+
+    __slots__ = ("type_name", "fixed")
+
+    def __init__(self, items: Iterable[Any] = (), /, type_name: str = "", fixed: bool = False) -> None:
+        super().__init__(items)
+        self.type_name = type_name
+        self.fixed = fixed
+
+    def __repr__(self) -> str:
+        return f"ObjectVector({list.__repr__(self)}, type_name={self.type_name!r}, fixed={self.fixed!r})"
+
+    def __reduce__(self):
+        return (ObjectVector, (list(self), self.type_name, self.fixed))
+
+
+class Dictionary(dict):
+    """An AS3 `flash.utils.Dictionary` (AMF3 marker 0x11), whose keys may be any value.
+
+    Keys that Python cannot hash (dicts, lists) are wrapped in `ObjectKey` on decode and
+    unwrapped on encode. `weak_keys` is the wire flag, kept for the round trip.
+    """
+
+    __slots__ = ("weak_keys",)
+
+    def __init__(self, items: Any = (), /, *, weak_keys: bool = False) -> None:
+        super().__init__(items)
+        self.weak_keys = weak_keys
+
+    def __repr__(self) -> str:
+        return f"Dictionary({dict.__repr__(self)}, weak_keys={self.weak_keys!r})"
+
+    def __reduce__(self):
+        return (_rebuild_dictionary, (list(self.items()), self.weak_keys))
+
+
+def _rebuild_dictionary(items, weak_keys):
+    return Dictionary(items, weak_keys=weak_keys)
+
+
+class ObjectKey:
+    """A Dictionary key that Python cannot hash, compared and hashed by identity."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjectKey) and other.value is self.value
+
+    def __repr__(self) -> str:
+        return f"ObjectKey({self.value!r})"
+
+
+class Date:
+    """An AMF Date that `datetime` cannot hold: NaN (Flash's `new Date(NaN)`), infinite,
+    or outside years 1..9999. `millis` is milliseconds since 1970-01-01 UTC; `tz` is the
+    AMF0 time-zone field (minutes), 0 unless the writer set it."""
+
+    __slots__ = ("millis", "tz")
+
+    def __init__(self, millis: float, tz: int = 0) -> None:
+        self.millis = float(millis)
+        self.tz = int(tz)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Date):
+            return NotImplemented
+        if math.isnan(self.millis) and math.isnan(other.millis):
+            return self.tz == other.tz
+        return self.millis == other.millis and self.tz == other.tz
+
+    def __hash__(self) -> int:
+        return hash(("amfkit.Date", "nan" if math.isnan(self.millis) else self.millis, self.tz))
+
+    def __repr__(self) -> str:
+        return f"Date({self.millis!r})" if not self.tz else f"Date({self.millis!r}, tz={self.tz})"
+
+
+class ArrayCollection(list):
+    """Flex's `flex.messaging.io.ArrayCollection`: an externalizable wrapper of one Array.
+
+    It is a `list`; it encodes (AMF3) as the externalizable class around an Array.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ArrayCollection({list.__repr__(self)})"
+
+    def __reduce__(self):
+        return (ArrayCollection, (list(self),))
+
+
+class ObjectProxy(dict):
+    """Flex's `flex.messaging.io.ObjectProxy`: an externalizable wrapper of one object.
+
+    It is a `dict` of the wrapped object's members.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ObjectProxy({dict.__repr__(self)})"
+
+    def __reduce__(self):
+        return (ObjectProxy, (dict(self),))
