@@ -29,4 +29,4 @@ pub use limits::Limits;
 pub use read::{Bytes, Decoder};
 pub use value::{Traits, Value, ValueVisitor};
 pub use visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
-pub use write::{Encoder, Output};
+pub use write::{Encoder, Output, SizeHint};

@@ -100,6 +100,14 @@ mod tests {
 use crate::error::{Error, ErrorKind};
 use rustc_hash::FxHashMap;
 
+/// Expected sizes of an encode, for pre-sizing.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SizeHint {
+    pub bytes: usize,
+    pub objects: usize,
+    pub strings: usize,
+}
+
 /// Writes AMF0 and AMF3 values into one buffer, with one reference context.
 ///
 /// Identity keys (`id: usize`) name a value for the reference tables: a model passes
@@ -124,6 +132,24 @@ impl Encoder {
 
     pub fn with_capacity(n: usize) -> Self {
         Encoder { out: Output::with_capacity(n), ..Self::default() }
+    }
+
+    /// Pre-size the output and the tables (a reusable encoder passes what its previous
+    /// call needed).
+    pub fn with_hint(hint: SizeHint) -> Self {
+        let mut e = Self::with_capacity(hint.bytes.max(64));
+        e.refs3.reserve(hint.objects);
+        e.strings.reserve(hint.strings);
+        e
+    }
+
+    /// What this encoder's tables and output hold now.
+    pub fn size_hint(&self) -> SizeHint {
+        SizeHint {
+            bytes: self.out.len(),
+            objects: self.refs3.len().max(self.refs0.len()),
+            strings: self.strings.len(),
+        }
     }
 
     /// Start a new reference context, keeping what was written.

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use amfkit_core::amf3::marker as m3;
-use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result};
+use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result, SizeHint};
+use std::sync::Mutex;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -38,7 +39,13 @@ pub struct PyEncoder<'py> {
     max_depth: u32,
     pub pending: Option<PyErr>,
     typed_traits: FxHashMap<(usize, usize, bool), usize>,
+    /// String-table indexes by str object identity (checked before hashing contents),
+    /// with a direct-mapped cache in front (member names repeat object after object).
+    str_ids: FxHashMap<usize, u32>,
+    str_cache: Box<[(usize, u32); STR_CACHE]>,
 }
+
+const STR_CACHE: usize = 512;
 
 /// The UTF-8 of a str object, valid while the object lives.
 #[inline]
@@ -52,6 +59,15 @@ unsafe fn utf8<'a>(p: *mut ffi::PyObject) -> Option<&'a str> {
     Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data as *const u8, size as usize)))
 }
 
+/// A member name for an error path.
+#[cold]
+fn key_text(key: &Bound<'_, PyAny>) -> Box<str> {
+    match unsafe { utf8(key.as_ptr()) } {
+        Some(s) => s.into(),
+        None => "?".into(),
+    }
+}
+
 enum Keys {
     Str,
     IntOrStr,
@@ -59,18 +75,22 @@ enum Keys {
 }
 
 impl<'py> PyEncoder<'py> {
-    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Self> {
+    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: SizeHint) -> PyResult<Self> {
+        let mut str_ids = FxHashMap::default();
+        str_ids.reserve(hint.strings);
         Ok(PyEncoder {
             py,
             t: types()?,
             reg: snapshot(),
-            enc: CoreEncoder::with_capacity(256),
+            enc: CoreEncoder::with_hint(hint),
             default,
             keep: Vec::new(),
             depth: 0,
             max_depth,
             pending: None,
             typed_traits: FxHashMap::default(),
+            str_ids,
+            str_cache: Box::new([(0, 0); STR_CACHE]),
         })
     }
 
@@ -129,8 +149,8 @@ impl<'py> PyEncoder<'py> {
         unsafe {
             let tp = ffi::Py_TYPE(p);
             if tp == &raw mut ffi::PyUnicode_Type {
-                let s = self.str_of(p)?;
-                return self.enc.amf3_string(s);
+                self.enc.out.u8(m3::STRING);
+                return self.amf3_str_obj(obj);
             }
             if tp == &raw mut ffi::PyLong_Type {
                 return self.amf3_int(p);
@@ -155,6 +175,36 @@ impl<'py> PyEncoder<'py> {
             }
         }
         self.amf3_cold(obj)
+    }
+
+    /// A str object through the string table, by identity first, then by contents.
+    #[inline]
+    fn amf3_str_obj(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let id = obj.as_ptr() as usize;
+        let slot = (id >> 4) % STR_CACHE;
+        let cached = self.str_cache[slot];
+        if cached.0 == id {
+            self.enc.amf3_str_reference(cached.1);
+            return Ok(());
+        }
+        self.amf3_str_obj_slow(obj, id, slot)
+    }
+
+    #[inline(never)]
+    fn amf3_str_obj_slow(&mut self, obj: &Bound<'py, PyAny>, id: usize, slot: usize) -> Result<()> {
+        if let Some(&index) = self.str_ids.get(&id) {
+            self.str_cache[slot] = (id, index);
+            self.enc.amf3_str_reference(index);
+            return Ok(());
+        }
+        let s = self.str_of(obj.as_ptr())?;
+        if let Some(index) = self.enc.amf3_str_indexed(s)? {
+            // Every cached str is kept alive, so its address stays its own.
+            self.str_ids.insert(id, index);
+            self.str_cache[slot] = (id, index);
+            self.keep(obj);
+        }
+        Ok(())
     }
 
     #[inline]
@@ -232,14 +282,23 @@ impl<'py> PyEncoder<'py> {
     fn dict_items(&mut self, p: *mut ffi::PyObject) -> Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let mut out = Vec::with_capacity(unsafe { ffi::PyDict_Size(p) } as usize);
         let mut pos: ffi::Py_ssize_t = 0;
+        while let Some(kv) = self.dict_next(p, &mut pos) {
+            out.push(kv);
+        }
+        out
+    }
+
+    /// The next (key, value) of a dict, owned (a hook may change the dict meanwhile).
+    #[inline]
+    fn dict_next(&self, p: *mut ffi::PyObject, pos: &mut ffi::Py_ssize_t) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let mut k = std::ptr::null_mut();
         let mut v = std::ptr::null_mut();
         unsafe {
-            while ffi::PyDict_Next(p, &mut pos, &mut k, &mut v) != 0 {
-                out.push((Bound::from_borrowed_ptr(self.py, k), Bound::from_borrowed_ptr(self.py, v)));
+            if ffi::PyDict_Next(p, pos, &mut k, &mut v) == 0 {
+                return None;
             }
+            Some((Bound::from_borrowed_ptr(self.py, k), Bound::from_borrowed_ptr(self.py, v)))
         }
-        out
     }
 
     fn key_kinds(p: *mut ffi::PyObject) -> Keys {
@@ -280,12 +339,27 @@ impl<'py> PyEncoder<'py> {
     /// Dynamic members from a dict with str keys, then the empty string that ends them.
     fn amf3_members(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         self.enter()?;
-        for (k, v) in self.dict_items(obj.as_ptr()) {
-            let key = self.str_of(k.as_ptr())?;
-            self.amf3_member(key, &v)?;
+        let p = obj.as_ptr();
+        let mut pos = 0;
+        while let Some((k, v)) = self.dict_next(p, &mut pos) {
+            self.amf3_member_obj(&k, &v)?;
         }
         self.leave();
         self.enc.amf3_str("")
+    }
+
+    /// A member whose name is a str object (through the identity cache).
+    #[inline]
+    fn amf3_member_obj(&mut self, key: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> Result<()> {
+        let kp = key.as_ptr();
+        if unsafe { ffi::PyUnicode_Check(kp) } == 0 {
+            let _ = self.str_of_key(key)?;
+        }
+        if unsafe { ffi::PyUnicode_GET_LENGTH(kp) } == 0 {
+            return Err(self.enc.error("an empty member name cannot be written in amf3"));
+        }
+        self.amf3_str_obj(key)?;
+        self.amf3(value).map_err(|e| e.within(PathSegment::Key(key_text(key))))
     }
 
     #[inline]
@@ -764,9 +838,24 @@ impl<'py> PyEncoder<'py> {
             self.amf3(&v).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
         }
         if info.dynamic {
-            for (k, v) in self.instance_members(obj, info)? {
-                let key = self.str_of_key(&k)?;
-                self.amf3_member(key, &v)?;
+            if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
+                // The common case: every attribute in `__dict__`, written in place.
+                let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
+                if d.is_null() {
+                    unsafe { ffi::PyErr_Clear() };
+                } else {
+                    let d = unsafe { Bound::from_owned_ptr(self.py, d) };
+                    if unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0 {
+                        let mut pos = 0;
+                        while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
+                            self.amf3_member_obj(&k, &v)?;
+                        }
+                    }
+                }
+            } else {
+                for (k, v) in self.instance_members(obj, info)? {
+                    self.amf3_member_obj(&k, &v)?;
+                }
             }
             self.enc.amf3_str("")?;
         }
@@ -1039,23 +1128,63 @@ fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version)
     }
 }
 
-pub fn encode_one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
-    let mut e = PyEncoder::new(py, default, max_depth)?;
+/// What a reusable encoder keeps between calls: the sizes it saw last time and its
+/// output buffer (already faulted in). Races between threads only cost speed.
+#[derive(Default)]
+pub struct Hint(Mutex<(SizeHint, Vec<u8>)>);
+
+impl Hint {
+    fn get(&self) -> (SizeHint, Vec<u8>) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let h = g.0;
+        // A previous call that was much larger should not make every small call pay.
+        let hint = SizeHint { bytes: h.bytes.min(1 << 26), objects: h.objects.min(1 << 20), strings: h.strings.min(1 << 20) };
+        (hint, std::mem::take(&mut g.1))
+    }
+    fn set(&self, h: SizeHint, mut buf: Vec<u8>) {
+        buf.clear();
+        if buf.capacity() > 1 << 26 {
+            buf = Vec::new();
+        }
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (h, buf);
+    }
+}
+
+fn encoder<'py>(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<PyEncoder<'py>> {
+    let (h, buf) = hint.map(Hint::get).unwrap_or_default();
+    let mut e = PyEncoder::new(py, default, max_depth, h)?;
+    if buf.capacity() >= h.bytes {
+        e.enc.out.buf = buf;
+    }
+    Ok(e)
+}
+
+fn finish<'py>(py: Python<'py>, mut e: PyEncoder<'py>, hint: Option<&Hint>) -> Bound<'py, PyBytes> {
+    let bytes = PyBytes::new(py, &e.enc.out.buf);
+    if let Some(h) = hint {
+        let size = e.enc.size_hint();
+        h.set(size, std::mem::take(&mut e.enc.out.buf));
+    }
+    bytes
+}
+
+pub fn encode_one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<Bound<'py, PyBytes>> {
+    let mut e = encoder(py, default, max_depth, hint)?;
     match write(&mut e, obj, version) {
-        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Ok(()) => Ok(finish(py, e, hint)),
         Err(err) => Err(e.into_error(err)),
     }
 }
 
-pub fn encode_all<'py>(py: Python<'py>, values: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
-    let mut e = PyEncoder::new(py, default, max_depth)?;
+pub fn encode_all<'py>(py: Python<'py>, values: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<Bound<'py, PyBytes>> {
+    let mut e = encoder(py, default, max_depth, hint)?;
     for (i, item) in values.try_iter()?.enumerate() {
         let item = item?;
         if let Err(err) = write(&mut e, &item, version) {
             return Err(e.into_error(err.within(PathSegment::Index(i))));
         }
     }
-    Ok(PyBytes::new(py, &e.enc.out.buf))
+    Ok(finish(py, e, hint))
 }
 
 macro_rules! encoder_class {
@@ -1065,6 +1194,7 @@ macro_rules! encoder_class {
         pub struct $name {
             default: Option<Py<PyAny>>,
             max_depth: u32,
+            hint: Hint,
         }
 
         #[pymethods]
@@ -1073,19 +1203,19 @@ macro_rules! encoder_class {
             #[pyo3(signature = (*, default=None, max_depth=DEFAULT_MAX_DEPTH))]
             fn new(default: Option<Py<PyAny>>, max_depth: u32) -> PyResult<Self> {
                 check_depth(max_depth)?;
-                Ok($name { default, max_depth })
+                Ok($name { default, max_depth, hint: Hint::default() })
             }
 
             /// Encode one value.
             #[pyo3(signature = (obj, /))]
             fn encode<'py>(&self, py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-                encode_one(py, obj, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth)
+                encode_one(py, obj, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth, Some(&self.hint))
             }
 
             /// Encode every value of an iterable as one stream (one reference context).
             #[pyo3(signature = (values, /))]
             fn encode_all<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-                encode_all(py, values, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth)
+                encode_all(py, values, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth, Some(&self.hint))
             }
 
             #[getter]
@@ -1114,7 +1244,7 @@ fn check_depth(max_depth: u32) -> PyResult<()> {
 #[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
 pub fn amf0_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf0, default, max_depth)
+    encode_one(py, obj, Version::Amf0, default, max_depth, None)
 }
 
 /// Encode one value as AMF3.
@@ -1122,5 +1252,5 @@ pub fn amf0_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Optio
 #[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
 pub fn amf3_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf3, default, max_depth)
+    encode_one(py, obj, Version::Amf3, default, max_depth, None)
 }

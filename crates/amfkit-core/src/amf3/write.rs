@@ -74,6 +74,30 @@ impl Encoder {
         Ok(())
     }
 
+    /// Like [`Encoder::amf3_str`], and return the string-table index of `s` (None for
+    /// the empty string, which is never in the table), so that a model can remember
+    /// it by the string's identity and write [`Encoder::amf3_str_reference`] next time.
+    #[inline]
+    pub fn amf3_str_indexed(&mut self, s: &str) -> Result<Option<u32>> {
+        if s.is_empty() {
+            self.out.u8(0x01);
+            return Ok(None);
+        }
+        if let Some(&index) = self.strings.get(s) {
+            self.out.u29(index << 1);
+            return Ok(Some(index));
+        }
+        let index = self.strings.len() as u32;
+        self.amf3_str_new(s)?;
+        Ok(((index as usize) < MAX_LEN).then_some(index))
+    }
+
+    /// A reference to string-table entry `index` (from [`Encoder::amf3_str_indexed`]).
+    #[inline]
+    pub fn amf3_str_reference(&mut self, index: u32) {
+        self.out.u29(index << 1);
+    }
+
     /// An inline U29 length header (`len << 1 | 1`), refusing lengths AMF3 cannot carry.
     #[inline]
     pub fn amf3_len(&mut self, len: usize, what: &str) -> Result<()> {
@@ -89,13 +113,18 @@ impl Encoder {
     #[inline]
     pub fn amf3_reference(&mut self, marker: u8, id: usize) -> bool {
         self.out.u8(marker);
-        match self.refs3.get(&id) {
-            Some(&index) => {
+        let next = self.next3;
+        match self.refs3.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let index = *e.get();
                 self.out.u29(index << 1);
                 true
             }
-            None => {
-                self.amf3_register(Some(id));
+            std::collections::hash_map::Entry::Vacant(e) => {
+                if (next as usize) < MAX_LEN {
+                    e.insert(next);
+                }
+                self.next3 += 1;
                 false
             }
         }
