@@ -17,6 +17,7 @@
 
 pub mod amf0;
 pub mod amf3;
+pub mod date;
 pub mod error;
 pub mod limits;
 pub mod read;

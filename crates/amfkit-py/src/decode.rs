@@ -12,7 +12,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::dates;
+use amfkit_core::date as dates;
 use crate::errors::decode_err;
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
@@ -142,11 +142,11 @@ impl<'py> PyVisitor<'py> {
     fn key_int(&mut self, key: &Bound<'py, PyString>) -> Result<Bound<'py, PyAny>> {
         // Canonical decimal integers become ints (the keys of an array's dense part).
         if let Ok(text) = key.to_str() {
-            let b = text.as_bytes();
+            let b = text.strip_prefix('-').unwrap_or(text).as_bytes();
             let canonical = !b.is_empty()
                 && b.len() <= 18
                 && b.iter().all(u8::is_ascii_digit)
-                && (b[0] != b'0' || b.len() == 1);
+                && (b[0] != b'0' || (b.len() == 1 && !text.starts_with('-')));
             if canonical {
                 let n: i64 = text.parse().unwrap_or(0);
                 let ptr = unsafe { ffi::PyLong_FromLongLong(n) };

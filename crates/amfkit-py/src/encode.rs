@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rustc_hash::FxHashMap;
 
-use crate::dates;
+use amfkit_core::date as dates;
 use crate::decode::{ARRAY_COLLECTION, OBJECT_PROXY};
 use crate::errors::encode_err;
 use crate::registry::{snapshot, ClassInfo, Registry};
@@ -969,11 +969,10 @@ impl<'py> PyEncoder<'py> {
         Ok(())
     }
 
+    /// A member; the empty name is allowed (it is followed by a value marker, never by
+    /// the object-end marker 0x09, so readers can tell it from the end).
     #[inline]
     fn amf0_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
-        if key.is_empty() {
-            return Err(self.enc.error("an empty member name cannot be written in amf0"));
-        }
         self.enc.amf0_utf(key)?;
         self.amf0(value).map_err(|e| e.within(PathSegment::Key(key.into())))
     }

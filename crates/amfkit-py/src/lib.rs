@@ -2,7 +2,6 @@
 
 use pyo3::prelude::*;
 
-mod dates;
 mod decode;
 mod encode;
 mod errors;

@@ -100,20 +100,21 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         Ok(traits)
     }
 
-    /// A property name: u16 length and UTF-8; `None` at the empty name that precedes
-    /// the object-end marker.
+    /// A property name: u16 length and UTF-8; `None` at the empty name followed by the
+    /// object-end marker. An empty name followed by anything else is a member named ""
+    /// (0x09 is never a value marker, so the two cannot be confused).
     #[inline]
     fn amf0_key(&mut self, v: &mut V) -> Result<Option<(&'de str, V::Str)>> {
         let len = self.bytes.u16()? as usize;
         if len == 0 {
-            let pos = self.bytes.position();
-            return match self.bytes.u8()? {
-                m::OBJECT_END => Ok(None),
-                other => Err(Error::custom(
-                    format!("expected the object-end marker 0x09 after an empty key, found 0x{other:02x}"),
-                    pos,
-                )),
-            };
+            if self.bytes.peek() == Some(m::OBJECT_END) {
+                self.bytes.u8()?;
+                return Ok(None);
+            }
+            if self.bytes.is_empty() {
+                return Err(self.bytes.eof(1));
+            }
+            return Ok(Some(("", v.str("")?)));
         }
         let text = self.bytes.utf8("key length", len)?;
         if len <= KEY_CACHE_MAX_LEN {

@@ -1,5 +1,5 @@
-//! Calendar arithmetic between AMF dates (milliseconds since 1970-01-01 UTC) and the
-//! civil fields of `datetime` (proleptic Gregorian, as Python uses).
+//! Calendar arithmetic between AMF dates (milliseconds since 1970-01-01 UTC) and civil
+//! date and time fields (proleptic Gregorian, years 1 to 9999, as Python's `datetime`).
 
 /// Milliseconds of 0001-01-01T00:00:00 and of 9999-12-31T23:59:59.999999.
 pub const MIN_MILLIS: f64 = -62_135_596_800_000.0;
@@ -35,7 +35,9 @@ pub fn fields(millis: f64) -> Option<(i32, u8, u8, u8, u8, u8, u32)> {
     if !(MIN_MILLIS..=MAX_MILLIS).contains(&millis) {
         return None;
     }
-    let us = (millis * 1000.0).round() as i64;
+    // Whole milliseconds and the fraction apart: millis * 1000 would pass 2^53.
+    let whole = millis.floor();
+    let us = whole as i64 * 1000 + ((millis - whole) * 1000.0).round() as i64;
     let day_us = 86_400_000_000i64;
     let days = us.div_euclid(day_us);
     let rem = us.rem_euclid(day_us);
@@ -64,5 +66,7 @@ mod tests {
         assert_eq!(fields(-1.0), Some((1969, 12, 31, 23, 59, 59, 999_000)));
         assert_eq!(fields(MIN_MILLIS), Some((1, 1, 1, 0, 0, 0, 0)));
         assert_eq!(fields(f64::NAN), None);
+        assert_eq!(fields(253_402_300_799_999.0), Some((9999, 12, 31, 23, 59, 59, 999_000)));
+        assert_eq!(fields(-0.5), Some((1969, 12, 31, 23, 59, 59, 999_500)));
     }
 }
