@@ -20,7 +20,8 @@ fn fixtures() -> PathBuf {
 }
 
 fn manifest() -> Vec<J> {
-    let text = std::fs::read_to_string(fixtures().join("vectors.json")).expect("fixtures/vectors.json");
+    let text =
+        std::fs::read_to_string(fixtures().join("vectors.json")).expect("fixtures/vectors.json");
     match serde_json::from_str(&text).expect("vectors.json is JSON") {
         J::Array(entries) => entries,
         _ => panic!("vectors.json is not a list"),
@@ -46,7 +47,8 @@ fn entries() -> Vec<Entry> {
             Entry {
                 name: file.trim_end_matches(".amf").to_owned(),
                 version: e["version"].as_u64().expect("version") as u8,
-                data: std::fs::read(fixtures().join(&file)).unwrap_or_else(|err| panic!("{file}: {err}")),
+                data: std::fs::read(fixtures().join(&file))
+                    .unwrap_or_else(|err| panic!("{file}: {err}")),
                 stream: e["stream"].as_bool().unwrap_or(false),
                 boundaries: e["boundaries"]
                     .as_array()
@@ -61,7 +63,10 @@ fn entries() -> Vec<Entry> {
 }
 
 fn valid() -> Vec<Entry> {
-    entries().into_iter().filter(|e| e.error.is_none()).collect()
+    entries()
+        .into_iter()
+        .filter(|e| e.error.is_none())
+        .collect()
 }
 
 fn decode(version: u8, data: &[u8]) -> amfkit_core::Result<Value> {
@@ -101,7 +106,11 @@ fn canonical_entry(e: &Entry, values: &[Value]) -> J {
 /// Fail with every message at once.
 fn report(test: &str, failures: Vec<String>) {
     if !failures.is_empty() {
-        panic!("{test}: {} vector(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+        panic!(
+            "{test}: {} vector(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
     }
 }
 
@@ -111,7 +120,11 @@ fn report(test: &str, failures: Vec<String>) {
 fn num(x: f64) -> J {
     let bits = x.to_bits();
     if x.is_nan() {
-        return if bits == 0x7ff8_0000_0000_0000 { json!("NaN") } else { json!(format!("NaN:{bits:016x}")) };
+        return if bits == 0x7ff8_0000_0000_0000 {
+            json!("NaN")
+        } else {
+            json!(format!("NaN:{bits:016x}"))
+        };
     }
     if x.is_infinite() {
         return json!(if x > 0.0 { "Infinity" } else { "-Infinity" });
@@ -206,7 +219,12 @@ impl<'v> Canon<'v> {
                 self.add(v, ctx);
                 items.iter().for_each(|(_, x)| self.register(x, ctx));
             }
-            Value::Object { sealed, dynamic, external, .. } => {
+            Value::Object {
+                sealed,
+                dynamic,
+                external,
+                ..
+            } => {
                 self.add(v, ctx);
                 sealed.iter().for_each(|x| self.register(x, ctx));
                 dynamic.iter().for_each(|(_, x)| self.register(x, ctx));
@@ -267,7 +285,12 @@ impl<'v> Canon<'v> {
     }
 
     fn pairs(&mut self, items: &'v [(String, Value)], ctx: u8) -> J {
-        J::Array(items.iter().map(|(k, x)| json!([k, self.emit(x, ctx)])).collect())
+        J::Array(
+            items
+                .iter()
+                .map(|(k, x)| json!([k, self.emit(x, ctx)]))
+                .collect(),
+        )
     }
 
     fn body(&mut self, v: &'v Value, ctx: u8) -> J {
@@ -278,9 +301,17 @@ impl<'v> Canon<'v> {
             Value::Integer(i) => json!({"t": "int", "v": i}),
             Value::Number(x) => json!({"t": "number", "v": num(*x)}),
             Value::String(s) => json!({"t": "string", "v": s}),
-            Value::Date { millis, tz } => json!({"t": "date", "ms": num(*millis), "tz": tz.unwrap_or(0)}),
-            Value::Xml { kind: XmlKind::Document, text } => json!({"t": "xmldoc", "v": text}),
-            Value::Xml { kind: XmlKind::E4x, text } => json!({"t": "xml", "v": text}),
+            Value::Date { millis, tz } => {
+                json!({"t": "date", "ms": num(*millis), "tz": tz.unwrap_or(0)})
+            }
+            Value::Xml {
+                kind: XmlKind::Document,
+                text,
+            } => json!({"t": "xmldoc", "v": text}),
+            Value::Xml {
+                kind: XmlKind::E4x,
+                text,
+            } => json!({"t": "xml", "v": text}),
             Value::ByteArray(b) => {
                 json!({"t": "bytes", "hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>()})
             }
@@ -294,7 +325,11 @@ impl<'v> Canon<'v> {
                 let items: Vec<J> = items.iter().map(|x| num(*x)).collect();
                 json!({"t": "vector", "kind": "number", "fixed": fixed, "items": items})
             }
-            Value::ObjectVector { fixed, type_name, items } => {
+            Value::ObjectVector {
+                fixed,
+                type_name,
+                items,
+            } => {
                 let items: Vec<J> = items.iter().map(|x| self.emit(x, ctx)).collect();
                 json!({"t": "vector", "kind": "object", "fixed": fixed, "type": type_name, "items": items})
             }
@@ -304,18 +339,33 @@ impl<'v> Canon<'v> {
                 json!({"t": "array", "dense": dense, "assoc": assoc})
             }
             Value::EcmaArray(items) => json!({"t": "ecma", "items": self.pairs(items, ctx)}),
-            Value::Object { traits, sealed, dynamic, external } => {
+            Value::Object {
+                traits,
+                sealed,
+                dynamic,
+                external,
+            } => {
                 if let Some(body) = external {
                     return json!({"t": "external", "class": traits.class_name, "v": self.emit(body, ctx)});
                 }
-                let sealed: Vec<J> =
-                    traits.sealed.iter().zip(sealed).map(|(k, x)| json!([k, self.emit(x, ctx)])).collect();
-                let dynamic = if traits.dynamic || !dynamic.is_empty() { self.pairs(dynamic, ctx) } else { J::Null };
+                let sealed: Vec<J> = traits
+                    .sealed
+                    .iter()
+                    .zip(sealed)
+                    .map(|(k, x)| json!([k, self.emit(x, ctx)]))
+                    .collect();
+                let dynamic = if traits.dynamic || !dynamic.is_empty() {
+                    self.pairs(dynamic, ctx)
+                } else {
+                    J::Null
+                };
                 json!({"t": "object", "class": traits.class_name, "sealed": sealed, "dynamic": dynamic})
             }
             Value::Dictionary { weak_keys, entries } => {
-                let items: Vec<J> =
-                    entries.iter().map(|(k, x)| json!([self.emit(k, ctx), self.emit(x, ctx)])).collect();
+                let items: Vec<J> = entries
+                    .iter()
+                    .map(|(k, x)| json!([self.emit(k, ctx), self.emit(x, ctx)]))
+                    .collect();
                 json!({"t": "dict", "weak": weak_keys, "items": items})
             }
             Value::Amf3(inner) => self.emit(inner, 3),
@@ -382,9 +432,18 @@ fn restrict_ids(values: &[J]) -> J {
 fn manifest_has_both_versions_and_must_fail_vectors() {
     let all = entries();
     for version in [0u8, 3] {
-        let ok = all.iter().filter(|e| e.version == version && e.error.is_none()).count();
-        let bad = all.iter().filter(|e| e.version == version && e.error.is_some()).count();
-        assert!(ok >= 40 && bad >= 10, "amf{version}: {ok} valid, {bad} must-fail");
+        let ok = all
+            .iter()
+            .filter(|e| e.version == version && e.error.is_none())
+            .count();
+        let bad = all
+            .iter()
+            .filter(|e| e.version == version && e.error.is_some())
+            .count();
+        assert!(
+            ok >= 40 && bad >= 10,
+            "amf{version}: {ok} valid, {bad} must-fail"
+        );
     }
 }
 
@@ -410,7 +469,9 @@ fn vectors_decode_to_manifest_values() {
 fn exact_vectors_reencode_byte_for_byte() {
     let mut failures = Vec::new();
     for e in valid() {
-        let Ok(values) = decode_entry(&e, &e.data) else { continue };
+        let Ok(values) = decode_entry(&e, &e.data) else {
+            continue;
+        };
         let out = match (e.version, e.stream) {
             (0, true) => Value::all_to_amf0(&values),
             (_, true) => Value::all_to_amf3(&values),
@@ -426,10 +487,18 @@ fn exact_vectors_reencode_byte_for_byte() {
         };
         if e.exact {
             if out != e.data {
-                failures.push(format!("{}: wrote {}, want {}", e.name, hex(&out), hex(&e.data)));
+                failures.push(format!(
+                    "{}: wrote {}, want {}",
+                    e.name,
+                    hex(&out),
+                    hex(&e.data)
+                ));
             }
         } else if out == e.data {
-            failures.push(format!("{}: re-encodes byte for byte, mark it exact", e.name));
+            failures.push(format!(
+                "{}: re-encodes byte for byte, mark it exact",
+                e.name
+            ));
         } else {
             // Not byte-exact, but the same value comes back.
             match decode_entry(&e, &out) {
@@ -439,7 +508,11 @@ fn exact_vectors_reencode_byte_for_byte() {
                     e.name,
                     canonical_entry(&e, &again)
                 )),
-                Err(err) => failures.push(format!("{}: re-encoded bytes {} fail: {err}", e.name, hex(&out))),
+                Err(err) => failures.push(format!(
+                    "{}: re-encoded bytes {} fail: {err}",
+                    e.name,
+                    hex(&out)
+                )),
             }
         }
     }
@@ -468,14 +541,26 @@ fn every_strict_prefix_fails() {
                 }
                 continue;
             }
-            let result = if e.stream { decode_all(e.version, prefix).map(|_| ()) } else { decode(e.version, prefix).map(|_| ()) };
+            let result = if e.stream {
+                decode_all(e.version, prefix).map(|_| ())
+            } else {
+                decode(e.version, prefix).map(|_| ())
+            };
             match result {
                 Ok(()) => {
-                    failures.push(format!("{} prefix {k} of {}: decoded without error", e.name, e.data.len()));
+                    failures.push(format!(
+                        "{} prefix {k} of {}: decoded without error",
+                        e.name,
+                        e.data.len()
+                    ));
                     break;
                 }
                 Err(err) if err.offset() > k => {
-                    failures.push(format!("{} prefix {k}: offset {} beyond the input", e.name, err.offset()));
+                    failures.push(format!(
+                        "{} prefix {k}: offset {} beyond the input",
+                        e.name,
+                        err.offset()
+                    ));
                     break;
                 }
                 Err(_) => {}
@@ -501,7 +586,11 @@ fn a_trailing_byte_is_refused_unless_allowed() {
         // Read as the first value of a longer input: the same value, ending at the same place.
         let mut visitor = ValueVisitor;
         let mut de = Decoder::new(&data, Limits::DEFAULT);
-        let value = if e.version == 0 { de.read_amf0(&mut visitor) } else { de.read_amf3(&mut visitor) };
+        let value = if e.version == 0 {
+            de.read_amf0(&mut visitor)
+        } else {
+            de.read_amf3(&mut visitor)
+        };
         match value {
             Ok(v) if de.position() == e.data.len() => {
                 let got = canonical_entry(&e, &[v]);
@@ -509,7 +598,12 @@ fn a_trailing_byte_is_refused_unless_allowed() {
                     failures.push(format!("{}: with a trailing byte got {got}", e.name));
                 }
             }
-            Ok(_) => failures.push(format!("{}: stopped at {} not {}", e.name, de.position(), e.data.len())),
+            Ok(_) => failures.push(format!(
+                "{}: stopped at {} not {}",
+                e.name,
+                de.position(),
+                e.data.len()
+            )),
             Err(err) => failures.push(format!("{}: {err}", e.name)),
         }
     }
@@ -529,7 +623,11 @@ fn must_fail_vectors_fail_with_their_reason() {
                     failures.push(format!("{}: {text:?} does not contain {reason:?}", e.name));
                 }
                 if err.offset() > e.data.len() {
-                    failures.push(format!("{}: offset {} beyond the input", e.name, err.offset()));
+                    failures.push(format!(
+                        "{}: offset {} beyond the input",
+                        e.name,
+                        err.offset()
+                    ));
                 }
             }
         }

@@ -1,0 +1,176 @@
+"""The codec benchmark runs once, small, as a correctness test (its timings are not judged)."""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import json
+
+import pytest
+
+import amfkit
+from amfkit import benchlab
+from amfkit.benchlab import codec, graphs, timing
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def test_quick_run_passes_every_correctness_check(tmp_path, capsys):
+    out = tmp_path / "codec.json"
+    status = codec.main(["--quick", "--size", "200", "--quiet", "--json", str(out)])
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text(encoding="utf-8"))
+
+    failed = [(row["graph"], row["peer"], row["check"]["detail"]) for row in report["results"] if not row["check"]["ok"]]
+    assert failed == []
+    assert status == 0
+    assert report["ok"] is True
+
+    peers = {row["peer"] for row in report["results"]}
+    expected = {"amfkit AMF3", "amfkit AMF0", "amfkit AMF3 fn", "amfkit AMF0 fn", "pickle 5"}
+    if _installed("pyamf"):
+        expected |= {"py3amf AMF3", "py3amf AMF0"}
+    if _installed("orjson"):
+        expected.add("orjson")
+    if _installed("msgpack"):
+        expected.add("msgpack")
+    assert expected <= peers
+    assert {row["graph"] for row in report["results"]} == set(graphs.GRAPH_NAMES)
+
+    for row in report["results"]:
+        assert row["size"] == 200
+        assert row["bytes"] > 0 and row["bytes_gzip"] > 0
+        for key in ("encode", "decode"):
+            wall = row[key]["wall_ms"]
+            assert 0 <= wall["min"] <= wall["median"] <= wall["max"]
+            assert row[key]["repeat"] == 1
+    for key in ("platform", "python", "cpu_count", "load_average", "versions"):
+        assert key in report["machine"]
+
+    assert "complex (200 items)" in printed
+    assert "baseline" in printed
+
+
+def test_run_leaves_the_class_registry_as_it_found_it():
+    before = amfkit.registered_classes()
+    codec.run(codec.Options(size=5, graphs=("complex", "static"), repeat=1, py3amf=_installed("pyamf")))
+    assert amfkit.registered_classes() == before
+    assert not hasattr(graphs.Score, "__amf__")
+
+
+def test_unknown_graph_is_a_usage_error():
+    with pytest.raises(SystemExit) as excinfo:
+        codec.parse_options(["--graphs", "complex,nonsense"])
+    assert excinfo.value.code == 2
+
+
+def test_quick_options():
+    options = codec.parse_options(["--quick", "--graphs", "complex,simple", "--no-py3amf", "--quiet"])
+    assert options.size == codec.QUICK_SIZE
+    assert options.repeat == 1
+    assert options.graphs == ("complex", "simple")
+    assert options.py3amf is False
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+def test_complex_nodes_share_their_sub_object_and_the_string():
+    nodes, plain = graphs.build_complex(3)
+    assert len(nodes) == 3
+    for i, node in enumerate(nodes):
+        assert type(node) is graphs.Node
+        assert node.child is node.again
+        assert node.child.number == i
+        assert node.shared is graphs.SHARED_STRING
+        assert node.nothing is None
+        assert isinstance(node.tags, list) and isinstance(node.attrs, dict)
+        assert isinstance(node.number, int) and isinstance(node.ratio, float)
+        assert not node.text.isascii()
+    assert nodes[0].shared is nodes[2].shared
+    assert nodes[0].child is not nodes[1].child
+
+    first = plain[0]
+    assert type(first) is dict
+    assert first["child"] == first["again"] == {"number": 0}
+    assert first["child"] is not first["again"]
+
+
+def test_json_twin_has_the_same_data_without_classes_or_sharing():
+    for name in graphs.GRAPH_NAMES:
+        amf_graph, plain = graphs.build(name, 20)
+        assert len(amf_graph) == len(plain) == 20
+        assert graphs.same_graph(plain, json.loads(json.dumps(plain)), refs=False) is None
+        seen: set[int] = set()
+
+        def walk(value):
+            if isinstance(value, (dict, list)):
+                assert id(value) not in seen, f"{name}: shared container in the JSON twin"
+                seen.add(id(value))
+                for item in value.values() if isinstance(value, dict) else value:
+                    walk(item)
+            else:
+                assert isinstance(value, (type(None), bool, int, float, str)), f"{name}: {value!r}"
+
+        walk(plain)
+
+
+def test_static_and_reference_graphs():
+    scores, _ = graphs.build_static(4)
+    assert all(type(s) is graphs.Score for s in scores)
+    assert set(vars(scores[0])) == set(graphs.CLASSES[graphs.Score].static)
+
+    items, plain = graphs.build_reference(1000)
+    assert len({id(item) for item in items}) == 5
+    assert any(type(item) is graphs.Node for item in items)
+    assert any(type(item) is dict for item in items)
+    assert len({id(item) for item in plain}) == 1000
+
+
+def test_same_graph_understands_typed_objects_and_references():
+    nodes, _ = graphs.build_complex(2)
+    assert graphs.same_graph(nodes, nodes) is None
+
+    copy = [graphs.Node(**{k: v for k, v in vars(n).items()}) for n in nodes]
+    assert graphs.same_graph(nodes, copy) is None  # same children, shared the same way
+
+    split = [graphs.Node(**vars(n)) for n in nodes]
+    split[1].again = graphs.Node(number=1)
+    assert "shared reference" in graphs.same_graph(nodes, split)
+    assert graphs.same_graph(nodes, split, refs=False) is None
+
+    merged = [graphs.Node(**vars(n)) for n in nodes]
+    merged[1].child = merged[1].again = nodes[0].child
+    assert graphs.same_graph(nodes, merged) is not None
+
+    as_dicts = [dict(vars(n)) for n in nodes]
+    assert "expected a Node instance" in graphs.same_graph(nodes, as_dicts)
+
+    assert graphs.same_graph([1, 2.5], [1.0, 2.5]) is None  # AMF0 numbers are doubles
+    assert graphs.same_graph([True], [1]) is not None
+    assert graphs.same_graph({"a": "x"}, {"a": "y"}) == "$.a: expected 'x', got 'y'"
+
+
+# --------------------------------------------------------------------------- method and registry
+
+
+def test_measure_warms_up_repeats_and_restores_the_collector():
+    calls = []
+    assert gc.isenabled()
+    result = timing.measure(lambda: calls.append(gc.isenabled()), repeat=3, warmup=2)
+    assert len(calls) == 5
+    assert calls[2:] == [False, False, False]  # the collector is off during timed calls
+    assert gc.isenabled()
+    assert result.repeat == 3 and result.warmup == 2
+    assert 0 <= result.wall.min <= result.wall.median <= result.wall.max
+
+
+def test_experiment_registry():
+    assert "codec" in benchlab.names()
+    module = benchlab.experiment("codec")
+    for attr in ("NAME", "SUMMARY", "Options", "parse_options", "run", "format_report", "main"):
+        assert hasattr(module, attr)
+    with pytest.raises(KeyError):
+        benchlab.experiment("nonsense")

@@ -1,0 +1,77 @@
+"""Shared pytest set-up: repository paths, hypothesis profiles, and the report header.
+
+Hypothesis profiles (pick one with HYPOTHESIS_PROFILE=name):
+    dev   the default: no deadline (a 2-core machine's timing is noisy)
+    ci    used when CI is set: no deadline, no example database, derandomized so that a
+          failure in CI reproduces locally with the same profile
+    long  many more examples, for a soak run (`HYPOTHESIS_PROFILE=long make test-python`)
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a dev dependency; tests that need it import it
+    pass
+else:
+    settings.register_profile("dev", deadline=None, print_blob=True)
+    settings.register_profile(
+        "ci",
+        deadline=None,
+        print_blob=True,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile("long", deadline=None, print_blob=True, max_examples=2000)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say which amfkit the run tests: the built extension in the source tree, or not."""
+    try:
+        import amfkit
+    except ImportError as e:
+        return [f"amfkit: does not import ({e}); run `make build`"]
+    where = pathlib.Path(amfkit.__file__).resolve().parent
+    ext = getattr(amfkit, "_amfkit", None)
+    ext_file = getattr(ext, "__file__", "?")
+    return [f"amfkit {amfkit.__version__} from {where} (extension {pathlib.Path(ext_file).name})"]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> pathlib.Path:
+    """The repository's root directory."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> pathlib.Path:
+    """fixtures/: the byte vectors shared by the Rust and Python tests."""
+    return FIXTURES
+
+
+@pytest.fixture
+def python_env() -> dict[str, str]:
+    """An environment for running `python -m amfkit ...` in a subprocess: the tests'
+    interpreter, with the source tree's python/ first on the path."""
+    env = dict(os.environ)
+    src = str(ROOT / "python")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    env["PYTHONWARNINGS"] = "error"
+    return env
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    return sys.executable
