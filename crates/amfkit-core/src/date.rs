@@ -46,7 +46,15 @@ pub fn fields(millis: f64) -> Option<(i32, u8, u8, u8, u8, u8, u32)> {
         return None;
     }
     let secs = rem / 1_000_000;
-    Some((y, mo, d, (secs / 3600) as u8, ((secs / 60) % 60) as u8, (secs % 60) as u8, (rem % 1_000_000) as u32))
+    Some((
+        y,
+        mo,
+        d,
+        (secs / 3600) as u8,
+        ((secs / 60) % 60) as u8,
+        (secs % 60) as u8,
+        (rem % 1_000_000) as u32,
+    ))
 }
 
 #[cfg(test)]
@@ -66,7 +74,10 @@ mod tests {
         assert_eq!(fields(-1.0), Some((1969, 12, 31, 23, 59, 59, 999_000)));
         assert_eq!(fields(MIN_MILLIS), Some((1, 1, 1, 0, 0, 0, 0)));
         assert_eq!(fields(f64::NAN), None);
-        assert_eq!(fields(253_402_300_799_999.0), Some((9999, 12, 31, 23, 59, 59, 999_000)));
+        assert_eq!(
+            fields(253_402_300_799_999.0),
+            Some((9999, 12, 31, 23, 59, 59, 999_000))
+        );
         assert_eq!(fields(-0.5), Some((1969, 12, 31, 23, 59, 59, 999_500)));
     }
 }

@@ -13,19 +13,31 @@ pub enum ErrorKind {
     /// The input ended while `needed` more bytes were expected.
     UnexpectedEof { needed: usize },
     /// A declared length or count is larger than the input left could hold.
-    LengthExceedsInput { what: &'static str, declared: u64, left: usize },
+    LengthExceedsInput {
+        what: &'static str,
+        declared: u64,
+        left: usize,
+    },
     /// A marker that no AMF version defines.
     UnknownMarker { version: u8, marker: u8 },
     /// A marker the specification reserves but no peer writes (AMF0 movieclip, recordset).
     ReservedMarker { marker: u8, name: &'static str },
     /// A reference to an entry its table does not (yet) have.
-    BadReference { table: &'static str, index: u32, len: usize },
+    BadReference {
+        table: &'static str,
+        index: u32,
+        len: usize,
+    },
     /// Nesting deeper than the limit.
     DepthLimit { limit: u32 },
     /// More complex values than the limit.
     ObjectLimit { limit: u64 },
     /// A string, XML or ByteArray larger than the limit.
-    SizeLimit { what: &'static str, size: u64, limit: u64 },
+    SizeLimit {
+        what: &'static str,
+        size: u64,
+        limit: u64,
+    },
     /// Bytes that are not UTF-8 where text is required.
     InvalidUtf8,
     /// Input left over after a single value.
@@ -64,7 +76,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     #[cold]
     pub fn new(kind: ErrorKind, offset: usize) -> Self {
-        Error(Box::new(Inner { kind, offset, path: Vec::new() }))
+        Error(Box::new(Inner {
+            kind,
+            offset,
+            path: Vec::new(),
+        }))
     }
 
     #[cold]
@@ -137,10 +153,20 @@ impl Error {
         use ErrorKind::*;
         match &self.0.kind {
             UnexpectedEof { needed } => {
-                format!("unexpected end of input, {needed} more byte{} expected", plural(*needed))
+                format!(
+                    "unexpected end of input, {needed} more byte{} expected",
+                    plural(*needed)
+                )
             }
-            LengthExceedsInput { what, declared, left } => {
-                format!("{what} {declared} exceeds the {left} byte{} left", plural(*left))
+            LengthExceedsInput {
+                what,
+                declared,
+                left,
+            } => {
+                format!(
+                    "{what} {declared} exceeds the {left} byte{} left",
+                    plural(*left)
+                )
             }
             UnknownMarker { version, marker } => {
                 format!("unknown amf{version} marker 0x{marker:02x}")
@@ -207,7 +233,11 @@ mod tests {
     #[test]
     fn renders_reason_offset_and_path() {
         let e = Error::new(
-            ErrorKind::LengthExceedsInput { what: "string length", declared: 268435455, left: 10 },
+            ErrorKind::LengthExceedsInput {
+                what: "string length",
+                declared: 268435455,
+                left: 10,
+            },
             41,
         )
         .within(PathSegment::Index(0))

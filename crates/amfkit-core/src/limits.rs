@@ -18,12 +18,18 @@ impl Limits {
     /// The hard ceiling on `max_depth`: deeper recursion could exhaust a thread's stack.
     pub const DEPTH_CEILING: u32 = 4096;
 
-    pub const DEFAULT: Limits =
-        Limits { max_depth: 128, max_objects: 10_000_000, max_size: 256 * 1024 * 1024 };
+    pub const DEFAULT: Limits = Limits {
+        max_depth: 128,
+        max_objects: 10_000_000,
+        max_size: 256 * 1024 * 1024,
+    };
 
     /// No limits beyond the input's own size and the depth ceiling.
-    pub const NONE: Limits =
-        Limits { max_depth: Self::DEPTH_CEILING, max_objects: u64::MAX, max_size: u64::MAX };
+    pub const NONE: Limits = Limits {
+        max_depth: Self::DEPTH_CEILING,
+        max_objects: u64::MAX,
+        max_size: u64::MAX,
+    };
 }
 
 impl Default for Limits {

@@ -37,7 +37,12 @@ impl<'a> Bytes<'a> {
     #[cold]
     #[inline(never)]
     pub(crate) fn eof(&self, needed: usize) -> Error {
-        Error::new(ErrorKind::UnexpectedEof { needed: needed - self.left() }, self.buf.len())
+        Error::new(
+            ErrorKind::UnexpectedEof {
+                needed: needed - self.left(),
+            },
+            self.buf.len(),
+        )
     }
 
     #[inline]
@@ -131,7 +136,11 @@ impl<'a> Bytes<'a> {
     pub fn check_count(&self, what: &'static str, count: u64, min_item: u64) -> Result<()> {
         if count.saturating_mul(min_item) > self.left() as u64 {
             return Err(Error::new(
-                ErrorKind::LengthExceedsInput { what, declared: count, left: self.left() },
+                ErrorKind::LengthExceedsInput {
+                    what,
+                    declared: count,
+                    left: self.left(),
+                },
                 self.pos,
             ));
         }
@@ -144,44 +153,8 @@ impl<'a> Bytes<'a> {
         self.check_count(what, len as u64, 1)?;
         let start = self.pos;
         let s = self.take(len)?;
-        std::str::from_utf8(s).map_err(|e| Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn u29_encodings() {
-        let cases: &[(&[u8], u32)] = &[
-            (&[0x00], 0),
-            (&[0x7f], 127),
-            (&[0x81, 0x00], 128),
-            (&[0xff, 0x7f], 16383),
-            (&[0x81, 0x80, 0x00], 16384),
-            (&[0xff, 0xff, 0x7f], 2097151),
-            (&[0x80, 0xc0, 0x80, 0x00], 2097152),
-            (&[0xff, 0xff, 0xff, 0xff], 0x1fff_ffff),
-        ];
-        for (bytes, want) in cases {
-            let mut r = Bytes::new(bytes);
-            assert_eq!(r.u29().unwrap(), *want, "{bytes:x?}");
-            assert!(r.is_empty());
-        }
-    }
-
-    #[test]
-    fn truncated_u29_fails() {
-        assert!(Bytes::new(&[0x81]).u29().is_err());
-        assert!(Bytes::new(&[0xff, 0xff, 0xff]).u29().is_err());
-    }
-
-    #[test]
-    fn counts_are_checked_before_allocation() {
-        let r = Bytes::new(&[1, 2, 3]);
-        let e = r.check_count("array length", 1 << 40, 1).unwrap_err();
-        assert_eq!(e.reason(), "array length 1099511627776 exceeds the 3 bytes left");
+        std::str::from_utf8(s)
+            .map_err(|e| Error::new(ErrorKind::InvalidUtf8, start + e.valid_up_to()))
     }
 }
 
@@ -267,7 +240,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         if self.bytes.is_empty() {
             Ok(())
         } else {
-            Err(Error::new(ErrorKind::TrailingBytes { count: self.bytes.left() }, self.bytes.position()))
+            Err(Error::new(
+                ErrorKind::TrailingBytes {
+                    count: self.bytes.left(),
+                },
+                self.bytes.position(),
+            ))
         }
     }
 
@@ -280,7 +258,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
     #[inline]
     pub(crate) fn enter(&mut self) -> Result<()> {
         if self.depth >= self.limits.max_depth {
-            return Err(Error::new(ErrorKind::DepthLimit { limit: self.limits.max_depth }, self.bytes.position()));
+            return Err(Error::new(
+                ErrorKind::DepthLimit {
+                    limit: self.limits.max_depth,
+                },
+                self.bytes.position(),
+            ));
         }
         self.depth += 1;
         Ok(())
@@ -295,7 +278,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
     pub(crate) fn count_object(&mut self) -> Result<()> {
         self.objects += 1;
         if self.objects > self.limits.max_objects {
-            return Err(Error::new(ErrorKind::ObjectLimit { limit: self.limits.max_objects }, self.bytes.position()));
+            return Err(Error::new(
+                ErrorKind::ObjectLimit {
+                    limit: self.limits.max_objects,
+                },
+                self.bytes.position(),
+            ));
         }
         Ok(())
     }
@@ -305,10 +293,54 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
     pub(crate) fn check_size(&self, what: &'static str, len: u64) -> Result<()> {
         if len > self.limits.max_size {
             return Err(Error::new(
-                ErrorKind::SizeLimit { what, size: len, limit: self.limits.max_size },
+                ErrorKind::SizeLimit {
+                    what,
+                    size: len,
+                    limit: self.limits.max_size,
+                },
                 self.bytes.position(),
             ));
         }
         self.bytes.check_count(what, len, 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn u29_encodings() {
+        let cases: &[(&[u8], u32)] = &[
+            (&[0x00], 0),
+            (&[0x7f], 127),
+            (&[0x81, 0x00], 128),
+            (&[0xff, 0x7f], 16383),
+            (&[0x81, 0x80, 0x00], 16384),
+            (&[0xff, 0xff, 0x7f], 2097151),
+            (&[0x80, 0xc0, 0x80, 0x00], 2097152),
+            (&[0xff, 0xff, 0xff, 0xff], 0x1fff_ffff),
+        ];
+        for (bytes, want) in cases {
+            let mut r = Bytes::new(bytes);
+            assert_eq!(r.u29().unwrap(), *want, "{bytes:x?}");
+            assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn truncated_u29_fails() {
+        assert!(Bytes::new(&[0x81]).u29().is_err());
+        assert!(Bytes::new(&[0xff, 0xff, 0xff]).u29().is_err());
+    }
+
+    #[test]
+    fn counts_are_checked_before_allocation() {
+        let r = Bytes::new(&[1, 2, 3]);
+        let e = r.check_count("array length", 1 << 40, 1).unwrap_err();
+        assert_eq!(
+            e.reason(),
+            "array length 1099511627776 exceeds the 3 bytes left"
+        );
     }
 }

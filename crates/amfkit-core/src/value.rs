@@ -26,7 +26,10 @@ pub struct Traits {
 impl Traits {
     /// The traits of an anonymous object: no class name, dynamic.
     pub fn anonymous() -> Arc<Traits> {
-        Arc::new(Traits { dynamic: true, ..Traits::default() })
+        Arc::new(Traits {
+            dynamic: true,
+            ..Traits::default()
+        })
     }
 }
 
@@ -49,15 +52,37 @@ pub enum Value {
     Number(f64),
     String(String),
     /// Milliseconds since the epoch, UTC; `tz` is AMF0's time-zone field (None in AMF3).
-    Date { millis: f64, tz: Option<i16> },
-    Xml { kind: XmlKind, text: String },
+    Date {
+        millis: f64,
+        tz: Option<i16>,
+    },
+    Xml {
+        kind: XmlKind,
+        text: String,
+    },
     ByteArray(Vec<u8>),
-    IntVector { fixed: bool, items: Vec<i32> },
-    UintVector { fixed: bool, items: Vec<u32> },
-    DoubleVector { fixed: bool, items: Vec<f64> },
-    ObjectVector { fixed: bool, type_name: String, items: Vec<Value> },
+    IntVector {
+        fixed: bool,
+        items: Vec<i32>,
+    },
+    UintVector {
+        fixed: bool,
+        items: Vec<u32>,
+    },
+    DoubleVector {
+        fixed: bool,
+        items: Vec<f64>,
+    },
+    ObjectVector {
+        fixed: bool,
+        type_name: String,
+        items: Vec<Value>,
+    },
     /// AMF0 strict array, or AMF3 Array (associative part first on the wire).
-    Array { assoc: Vec<(String, Value)>, dense: Vec<Value> },
+    Array {
+        assoc: Vec<(String, Value)>,
+        dense: Vec<Value>,
+    },
     /// AMF0 ECMA array.
     EcmaArray(Vec<(String, Value)>),
     /// An object: anonymous (empty class name) or typed. An externalizable object whose
@@ -68,7 +93,10 @@ pub enum Value {
         dynamic: Vec<(String, Value)>,
         external: Option<Box<Value>>,
     },
-    Dictionary { weak_keys: bool, entries: Vec<(Value, Value)> },
+    Dictionary {
+        weak_keys: bool,
+        entries: Vec<(Value, Value)>,
+    },
     /// A later occurrence of the complex value at this index of the current table.
     Reference(u32),
     /// AMF0's `unsupported` marker.
@@ -95,7 +123,10 @@ impl Value {
         let mut out = Vec::new();
         while !de.is_empty() {
             let i = out.len();
-            out.push(de.read_amf0(&mut visitor).map_err(|e| e.within(PathSegment::Index(i)))?);
+            out.push(
+                de.read_amf0(&mut visitor)
+                    .map_err(|e| e.within(PathSegment::Index(i)))?,
+            );
         }
         Ok(out)
     }
@@ -107,7 +138,10 @@ impl Value {
         let mut out = Vec::new();
         while !de.is_empty() {
             let i = out.len();
-            out.push(de.read_amf3(&mut visitor).map_err(|e| e.within(PathSegment::Index(i)))?);
+            out.push(
+                de.read_amf3(&mut visitor)
+                    .map_err(|e| e.within(PathSegment::Index(i)))?,
+            );
         }
         Ok(out)
     }
@@ -158,8 +192,13 @@ impl Value {
             Value::Number(_) => "number",
             Value::String(_) => "string",
             Value::Date { .. } => "date",
-            Value::Xml { kind: XmlKind::Document, .. } => "xmldocument",
-            Value::Xml { kind: XmlKind::E4x, .. } => "xml",
+            Value::Xml {
+                kind: XmlKind::Document,
+                ..
+            } => "xmldocument",
+            Value::Xml {
+                kind: XmlKind::E4x, ..
+            } => "xml",
             Value::ByteArray(_) => "bytearray",
             Value::IntVector { .. } => "vector<int>",
             Value::UintVector { .. } => "vector<uint>",
@@ -243,24 +282,41 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Date { millis, tz })
     }
     fn xml(&mut self, kind: XmlKind, text: &'de str) -> Result<Value> {
-        Ok(Value::Xml { kind, text: text.to_owned() })
+        Ok(Value::Xml {
+            kind,
+            text: text.to_owned(),
+        })
     }
     fn byte_array(&mut self, bytes: &'de [u8]) -> Result<Value> {
         Ok(Value::ByteArray(bytes.to_vec()))
     }
-    fn number_vector(&mut self, kind: NumberVectorKind, fixed: bool, raw: &'de [u8]) -> Result<Value> {
+    fn number_vector(
+        &mut self,
+        kind: NumberVectorKind,
+        fixed: bool,
+        raw: &'de [u8],
+    ) -> Result<Value> {
         Ok(match kind {
             NumberVectorKind::Int => Value::IntVector {
                 fixed,
-                items: raw.chunks_exact(4).map(|c| i32::from_be_bytes(c.try_into().unwrap())).collect(),
+                items: raw
+                    .chunks_exact(4)
+                    .map(|c| i32::from_be_bytes(c.try_into().unwrap()))
+                    .collect(),
             },
             NumberVectorKind::Uint => Value::UintVector {
                 fixed,
-                items: raw.chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().unwrap())).collect(),
+                items: raw
+                    .chunks_exact(4)
+                    .map(|c| u32::from_be_bytes(c.try_into().unwrap()))
+                    .collect(),
             },
             NumberVectorKind::Double => Value::DoubleVector {
                 fixed,
-                items: raw.chunks_exact(8).map(|c| f64::from_be_bytes(c.try_into().unwrap())).collect(),
+                items: raw
+                    .chunks_exact(8)
+                    .map(|c| f64::from_be_bytes(c.try_into().unwrap()))
+                    .collect(),
             },
         })
     }
@@ -274,32 +330,52 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Value::Reference(index)
     }
 
-    fn array_begin(&mut self, kind: ArrayKind<'de>, len: usize, index: u32) -> Result<(ArrayBuilder, Value)> {
+    fn array_begin(
+        &mut self,
+        kind: ArrayKind<'de>,
+        len: usize,
+        index: u32,
+    ) -> Result<(ArrayBuilder, Value)> {
         let kind = match kind {
             ArrayKind::Dense | ArrayKind::Mixed => BuilderKind::Array,
             ArrayKind::Ecma => BuilderKind::Ecma,
-            ArrayKind::ObjectVector { fixed, type_name } => {
-                BuilderKind::Vector { fixed, type_name: type_name.to_owned() }
-            }
+            ArrayKind::ObjectVector { fixed, type_name } => BuilderKind::Vector {
+                fixed,
+                type_name: type_name.to_owned(),
+            },
         };
-        let b = ArrayBuilder { kind, assoc: Vec::new(), dense: Vec::with_capacity(len.min(4096)) };
+        let b = ArrayBuilder {
+            kind,
+            assoc: Vec::new(),
+            dense: Vec::with_capacity(len.min(4096)),
+        };
         Ok((b, Value::Reference(index)))
     }
     fn array_push(&mut self, array: &mut ArrayBuilder, value: Value) -> Result<()> {
         array.dense.push(value);
         Ok(())
     }
-    fn array_assoc(&mut self, array: &mut ArrayBuilder, key: &Arc<str>, value: Value) -> Result<()> {
+    fn array_assoc(
+        &mut self,
+        array: &mut ArrayBuilder,
+        key: &Arc<str>,
+        value: Value,
+    ) -> Result<()> {
         array.assoc.push((key.to_string(), value));
         Ok(())
     }
     fn array_end(&mut self, array: ArrayBuilder) -> Result<Value> {
         Ok(match array.kind {
-            BuilderKind::Array => Value::Array { assoc: array.assoc, dense: array.dense },
+            BuilderKind::Array => Value::Array {
+                assoc: array.assoc,
+                dense: array.dense,
+            },
             BuilderKind::Ecma => Value::EcmaArray(array.assoc),
-            BuilderKind::Vector { fixed, type_name } => {
-                Value::ObjectVector { fixed, type_name, items: array.dense }
-            }
+            BuilderKind::Vector { fixed, type_name } => Value::ObjectVector {
+                fixed,
+                type_name,
+                items: array.dense,
+            },
         })
     }
 
@@ -319,11 +395,23 @@ impl<'de> Visitor<'de> for ValueVisitor {
         };
         Ok((b, Value::Reference(index)))
     }
-    fn object_sealed(&mut self, o: &mut ObjectBuilder, _t: &Arc<Traits>, _slot: usize, value: Value) -> Result<()> {
+    fn object_sealed(
+        &mut self,
+        o: &mut ObjectBuilder,
+        _t: &Arc<Traits>,
+        _slot: usize,
+        value: Value,
+    ) -> Result<()> {
         o.sealed.push(value);
         Ok(())
     }
-    fn object_dynamic(&mut self, o: &mut ObjectBuilder, _t: &Arc<Traits>, key: &Arc<str>, value: Value) -> Result<()> {
+    fn object_dynamic(
+        &mut self,
+        o: &mut ObjectBuilder,
+        _t: &Arc<Traits>,
+        key: &Arc<str>,
+        value: Value,
+    ) -> Result<()> {
         o.dynamic.push((key.to_string(), value));
         Ok(())
     }
@@ -341,21 +429,40 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Err(self.unknown_external(traits, offset))
     }
     fn unknown_external(&mut self, traits: &Arc<Traits>, offset: usize) -> Error {
-        Error::new(crate::ErrorKind::UnknownExternalizable(traits.class_name.as_str().into()), offset)
+        Error::new(
+            crate::ErrorKind::UnknownExternalizable(traits.class_name.as_str().into()),
+            offset,
+        )
     }
     fn object_end(&mut self, o: ObjectBuilder, traits: &Arc<Traits>) -> Result<Value> {
-        Ok(Value::Object { traits: traits.clone(), sealed: o.sealed, dynamic: o.dynamic, external: o.external })
+        Ok(Value::Object {
+            traits: traits.clone(),
+            sealed: o.sealed,
+            dynamic: o.dynamic,
+            external: o.external,
+        })
     }
 
-    fn dict_begin(&mut self, len: usize, weak_keys: bool, index: u32) -> Result<(Self::Dict, Value)> {
-        Ok(((weak_keys, Vec::with_capacity(len.min(4096))), Value::Reference(index)))
+    fn dict_begin(
+        &mut self,
+        len: usize,
+        weak_keys: bool,
+        index: u32,
+    ) -> Result<(Self::Dict, Value)> {
+        Ok((
+            (weak_keys, Vec::with_capacity(len.min(4096))),
+            Value::Reference(index),
+        ))
     }
     fn dict_entry(&mut self, dict: &mut Self::Dict, key: Value, value: Value) -> Result<()> {
         dict.1.push((key, value));
         Ok(())
     }
     fn dict_end(&mut self, dict: Self::Dict) -> Result<Value> {
-        Ok(Value::Dictionary { weak_keys: dict.0, entries: dict.1 })
+        Ok(Value::Dictionary {
+            weak_keys: dict.0,
+            entries: dict.1,
+        })
     }
 }
 
@@ -397,7 +504,8 @@ impl ValueWriter {
                 enc.amf0_register(None);
                 enc.amf0_strict_array_start(dense.len())?;
                 for (i, item) in dense.iter().enumerate() {
-                    self.amf0(enc, item, depth + 1).map_err(|e| e.within(PathSegment::Index(i)))?;
+                    self.amf0(enc, item, depth + 1)
+                        .map_err(|e| e.within(PathSegment::Index(i)))?;
                 }
             }
             Value::EcmaArray(entries) => {
@@ -405,7 +513,12 @@ impl ValueWriter {
                 enc.amf0_ecma_array_start(entries.len())?;
                 self.amf0_members(enc, entries, depth)?;
             }
-            Value::Object { traits, sealed, dynamic, external: None } if !traits.externalizable => {
+            Value::Object {
+                traits,
+                sealed,
+                dynamic,
+                external: None,
+            } if !traits.externalizable => {
                 enc.amf0_register(None);
                 if traits.class_name.is_empty() {
                     enc.amf0_object_start();
@@ -414,7 +527,8 @@ impl ValueWriter {
                 }
                 for (i, (name, item)) in traits.sealed.iter().zip(sealed).enumerate() {
                     enc.amf0_utf(name)?;
-                    self.amf0(enc, item, depth + 1).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+                    self.amf0(enc, item, depth + 1)
+                        .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
                     let _ = i;
                 }
                 self.amf0_members(enc, dynamic, depth)?;
@@ -428,10 +542,16 @@ impl ValueWriter {
         Ok(())
     }
 
-    fn amf0_members(&mut self, enc: &mut Encoder, members: &[(String, Value)], depth: u32) -> Result<()> {
+    fn amf0_members(
+        &mut self,
+        enc: &mut Encoder,
+        members: &[(String, Value)],
+        depth: u32,
+    ) -> Result<()> {
         for (key, item) in members {
             enc.amf0_utf(key)?;
-            self.amf0(enc, item, depth + 1).map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
+            self.amf0(enc, item, depth + 1)
+                .map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
         }
         enc.amf0_object_end();
         Ok(())
@@ -455,7 +575,9 @@ impl ValueWriter {
             Value::Amf3(inner) => self.amf3(enc, inner, depth)?,
             Value::Reference(index) => match self.markers3.get(*index as usize) {
                 Some(&marker) => enc.amf3_write_reference(marker, *index),
-                None => return Err(enc.error(format!("reference {index} to an object not written yet"))),
+                None => {
+                    return Err(enc.error(format!("reference {index} to an object not written yet")))
+                }
             },
             Value::Date { millis, .. } => {
                 self.register3(enc, m3::DATE);
@@ -488,7 +610,11 @@ impl ValueWriter {
                 enc.amf3_vector_header(items.len(), *fixed)?;
                 items.iter().for_each(|d| enc.out.f64(*d));
             }
-            Value::ObjectVector { fixed, type_name, items } => {
+            Value::ObjectVector {
+                fixed,
+                type_name,
+                items,
+            } => {
                 self.register3(enc, m3::VECTOR_OBJECT);
                 enc.amf3_vector_header(items.len(), *fixed)?;
                 enc.amf3_str(type_name)?;
@@ -505,7 +631,12 @@ impl ValueWriter {
                 enc.amf3_array_header(0)?;
                 self.amf3_members(enc, entries, depth)?;
             }
-            Value::Object { traits, sealed, dynamic, external } => {
+            Value::Object {
+                traits,
+                sealed,
+                dynamic,
+                external,
+            } => {
                 self.register3(enc, m3::OBJECT);
                 let key = Arc::as_ptr(traits) as usize;
                 if !enc.amf3_traits_reference(key) {
@@ -541,8 +672,10 @@ impl ValueWriter {
                 self.register3(enc, m3::DICTIONARY);
                 enc.amf3_dictionary_header(entries.len(), *weak_keys)?;
                 for (i, (k, v)) in entries.iter().enumerate() {
-                    self.amf3(enc, k, depth + 1).map_err(|e| e.within(PathSegment::Index(i)))?;
-                    self.amf3(enc, v, depth + 1).map_err(|e| e.within(PathSegment::Index(i)))?;
+                    self.amf3(enc, k, depth + 1)
+                        .map_err(|e| e.within(PathSegment::Index(i)))?;
+                    self.amf3(enc, v, depth + 1)
+                        .map_err(|e| e.within(PathSegment::Index(i)))?;
                 }
             }
         }
@@ -551,21 +684,27 @@ impl ValueWriter {
 
     fn amf3_items(&mut self, enc: &mut Encoder, items: &[Value], depth: u32) -> Result<()> {
         for (i, item) in items.iter().enumerate() {
-            self.amf3(enc, item, depth + 1).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf3(enc, item, depth + 1)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
         }
         Ok(())
     }
 
     /// Key/value members, then the empty string that ends them.
-    fn amf3_members(&mut self, enc: &mut Encoder, members: &[(String, Value)], depth: u32) -> Result<()> {
+    fn amf3_members(
+        &mut self,
+        enc: &mut Encoder,
+        members: &[(String, Value)],
+        depth: u32,
+    ) -> Result<()> {
         for (key, item) in members {
             if key.is_empty() {
                 return Err(enc.error("an empty member name cannot be written in amf3"));
             }
             enc.amf3_str(key)?;
-            self.amf3(enc, item, depth + 1).map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
+            self.amf3(enc, item, depth + 1)
+                .map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
         }
         enc.amf3_str("")
     }
 }
-

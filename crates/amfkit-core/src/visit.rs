@@ -136,15 +136,22 @@ pub trait Visitor<'de>: Sized {
         index: u32,
     ) -> Result<(Self::Array, Self::Value)>;
     fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<()>;
-    fn array_assoc(&mut self, array: &mut Self::Array, key: &Self::Str, value: Self::Value)
-        -> Result<()>;
+    fn array_assoc(
+        &mut self,
+        array: &mut Self::Array,
+        key: &Self::Str,
+        value: Self::Value,
+    ) -> Result<()>;
     fn array_end(&mut self, array: Self::Array) -> Result<Self::Value>;
 
     /// Resolve a class definition; called once per AMF3 traits entry, and once per
     /// class name in an AMF0 stream.
     fn traits(&mut self, def: TraitsDef<'de, Self::Str>) -> Result<Self::Traits>;
-    fn object_begin(&mut self, traits: &Self::Traits, index: u32)
-        -> Result<(Self::Object, Self::Value)>;
+    fn object_begin(
+        &mut self,
+        traits: &Self::Traits,
+        index: u32,
+    ) -> Result<(Self::Object, Self::Value)>;
     /// The sealed member at `slot` (its name is `traits`' sealed name at that slot).
     fn object_sealed(
         &mut self,
@@ -175,9 +182,17 @@ pub trait Visitor<'de>: Sized {
     fn unknown_external(&mut self, traits: &Self::Traits, offset: usize) -> crate::Error;
     fn object_end(&mut self, object: Self::Object, traits: &Self::Traits) -> Result<Self::Value>;
 
-    fn dict_begin(&mut self, len_hint: usize, weak_keys: bool, index: u32)
-        -> Result<(Self::Dict, Self::Value)>;
-    fn dict_entry(&mut self, dict: &mut Self::Dict, key: Self::Value, value: Self::Value)
-        -> Result<()>;
+    fn dict_begin(
+        &mut self,
+        len_hint: usize,
+        weak_keys: bool,
+        index: u32,
+    ) -> Result<(Self::Dict, Self::Value)>;
+    fn dict_entry(
+        &mut self,
+        dict: &mut Self::Dict,
+        key: Self::Value,
+        value: Self::Value,
+    ) -> Result<()>;
     fn dict_end(&mut self, dict: Self::Dict) -> Result<Self::Value>;
 }

@@ -8,7 +8,9 @@ pub struct Output {
 
 impl Output {
     pub fn with_capacity(n: usize) -> Self {
-        Output { buf: Vec::with_capacity(n) }
+        Output {
+            buf: Vec::with_capacity(n),
+        }
     }
 
     #[inline]
@@ -60,7 +62,11 @@ impl Output {
         } else if v < 0x4000 {
             self.bytes(&[((v >> 7) | 0x80) as u8, (v & 0x7f) as u8]);
         } else if v < 0x20_0000 {
-            self.bytes(&[((v >> 14) | 0x80) as u8, ((v >> 7) | 0x80) as u8, (v & 0x7f) as u8]);
+            self.bytes(&[
+                ((v >> 14) | 0x80) as u8,
+                ((v >> 7) | 0x80) as u8,
+                (v & 0x7f) as u8,
+            ]);
         } else {
             self.bytes(&[
                 ((v >> 22) | 0x80) as u8,
@@ -73,23 +79,6 @@ impl Output {
 
     pub fn into_vec(self) -> Vec<u8> {
         self.buf
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::read::Bytes;
-
-    #[test]
-    fn u29_round_trip() {
-        for v in [0u32, 1, 127, 128, 16383, 16384, 2097151, 2097152, 0x0fff_ffff, 0x1fff_ffff] {
-            let mut o = Output::default();
-            o.u29(v);
-            let mut r = Bytes::new(&o.buf);
-            assert_eq!(r.u29().unwrap(), v);
-            assert!(r.is_empty());
-        }
     }
 }
 
@@ -131,7 +120,10 @@ impl Encoder {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        Encoder { out: Output::with_capacity(n), ..Self::default() }
+        Encoder {
+            out: Output::with_capacity(n),
+            ..Self::default()
+        }
     }
 
     /// Pre-size the output and the tables (a reusable encoder passes what its previous
@@ -180,5 +172,33 @@ impl Encoder {
     #[cold]
     pub fn error(&self, message: impl Into<Box<str>>) -> Error {
         Error::new(ErrorKind::Unencodable(message.into()), self.out.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::Bytes;
+
+    #[test]
+    fn u29_round_trip() {
+        for v in [
+            0u32,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            2097151,
+            2097152,
+            0x0fff_ffff,
+            0x1fff_ffff,
+        ] {
+            let mut o = Output::default();
+            o.u29(v);
+            let mut r = Bytes::new(&o.buf);
+            assert_eq!(r.u29().unwrap(), v);
+            assert!(r.is_empty());
+        }
     }
 }

@@ -13,7 +13,10 @@ fn obj(class: &str, sealed: &[(&str, Value)], dynamic: &[(&str, Value)]) -> Valu
             externalizable: false,
         }),
         sealed: sealed.iter().map(|(_, v)| v.clone()).collect(),
-        dynamic: dynamic.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        dynamic: dynamic
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
         external: None,
     }
 }
@@ -32,13 +35,31 @@ fn amf3_scalars_round_trip() {
         Value::Number(1.5),
         Value::String(String::new()),
         Value::String("héllo".into()),
-        Value::Date { millis: -1234.0, tz: None },
-        Value::Xml { kind: XmlKind::E4x, text: "<a/>".into() },
-        Value::Xml { kind: XmlKind::Document, text: "<a>".into() },
+        Value::Date {
+            millis: -1234.0,
+            tz: None,
+        },
+        Value::Xml {
+            kind: XmlKind::E4x,
+            text: "<a/>".into(),
+        },
+        Value::Xml {
+            kind: XmlKind::Document,
+            text: "<a>".into(),
+        },
         Value::ByteArray(vec![0, 1, 2, 255]),
-        Value::IntVector { fixed: true, items: vec![-1, 0, i32::MAX] },
-        Value::UintVector { fixed: false, items: vec![u32::MAX, 0] },
-        Value::DoubleVector { fixed: false, items: vec![-0.0, 1e300] },
+        Value::IntVector {
+            fixed: true,
+            items: vec![-1, 0, i32::MAX],
+        },
+        Value::UintVector {
+            fixed: false,
+            items: vec![u32::MAX, 0],
+        },
+        Value::DoubleVector {
+            fixed: false,
+            items: vec![-0.0, 1e300],
+        },
     ] {
         let bytes = v.to_amf3().unwrap();
         assert_eq!(Value::from_amf3(&bytes).unwrap(), v, "{bytes:02x?}");
@@ -48,7 +69,10 @@ fn amf3_scalars_round_trip() {
 #[test]
 fn nan_payload_survives_bit_for_bit() {
     let nan = f64::from_bits(0x7ff8_0000_dead_beef);
-    let v = Value::DoubleVector { fixed: false, items: vec![nan, -0.0] };
+    let v = Value::DoubleVector {
+        fixed: false,
+        items: vec![nan, -0.0],
+    };
     let bytes = v.to_amf3().unwrap();
     match Value::from_amf3(&bytes).unwrap() {
         Value::DoubleVector { items, .. } => {
@@ -73,10 +97,16 @@ fn amf3_strings_and_traits_are_referenced() {
         dynamic: vec![],
         external: None,
     };
-    let v = Value::Array { assoc: vec![], dense: vec![node(1), node(2)] };
+    let v = Value::Array {
+        assoc: vec![],
+        dense: vec![node(1), node(2)],
+    };
     let bytes = v.to_amf3().unwrap();
     // The second object: marker, traits reference 0 (0b01), id 2, "n" as string ref 3.
-    assert!(bytes.ends_with(&[0x0a, 0x01, 0x04, 0x02, 0x06, 0x06]), "{bytes:02x?}");
+    assert!(
+        bytes.ends_with(&[0x0a, 0x01, 0x04, 0x02, 0x06, 0x06]),
+        "{bytes:02x?}"
+    );
     let back = Value::from_amf3(&bytes).unwrap();
     assert_eq!(back, v);
     assert_eq!(back.to_amf3().unwrap(), bytes);
@@ -87,7 +117,13 @@ fn amf3_cycle_round_trips_byte_exact() {
     // [ <self> ] : array of one element referring to itself (object reference 0).
     let bytes = [0x09, 0x03, 0x01, 0x09, 0x00];
     let v = Value::from_amf3(&bytes).unwrap();
-    assert_eq!(v, Value::Array { assoc: vec![], dense: vec![Value::Reference(0)] });
+    assert_eq!(
+        v,
+        Value::Array {
+            assoc: vec![],
+            dense: vec![Value::Reference(0)]
+        }
+    );
     assert_eq!(v.to_amf3().unwrap(), bytes);
 }
 
@@ -96,7 +132,11 @@ fn amf0_object_reference_and_avmplus() {
     let inner = obj("", &[], &[("a", Value::Number(1.0))]);
     let v = Value::Array {
         assoc: vec![],
-        dense: vec![inner, Value::Reference(1), Value::Amf3(Box::new(Value::Integer(7)))],
+        dense: vec![
+            inner,
+            Value::Reference(1),
+            Value::Amf3(Box::new(Value::Integer(7))),
+        ],
     };
     let bytes = v.to_amf0().unwrap();
     assert_eq!(Value::from_amf0(&bytes).unwrap(), v);
@@ -133,7 +173,10 @@ fn depth_limit_at_and_past_the_limit() {
         b.push(0x01);
         b
     };
-    let limits = Limits { max_depth: 10, ..Limits::DEFAULT };
+    let limits = Limits {
+        max_depth: 10,
+        ..Limits::DEFAULT
+    };
     assert!(Value::all_from_amf3(&nest(10), limits).is_ok());
     let err = Value::all_from_amf3(&nest(11), limits).unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::DepthLimit { limit: 10 });
@@ -153,7 +196,10 @@ fn huge_declared_lengths_fail_before_allocating() {
     ] {
         let err = Value::from_amf3(bytes).unwrap_err();
         assert!(
-            matches!(err.kind(), ErrorKind::LengthExceedsInput { .. } | ErrorKind::SizeLimit { .. }),
+            matches!(
+                err.kind(),
+                ErrorKind::LengthExceedsInput { .. } | ErrorKind::SizeLimit { .. }
+            ),
             "{bytes:02x?}: {err}"
         );
     }
@@ -163,15 +209,25 @@ fn huge_declared_lengths_fail_before_allocating() {
 fn bad_references_are_errors() {
     assert!(matches!(
         Value::from_amf3(&[0x0a, 0x02]).unwrap_err().kind(),
-        ErrorKind::BadReference { table: "object", index: 1, len: 0 }
+        ErrorKind::BadReference {
+            table: "object",
+            index: 1,
+            len: 0
+        }
     ));
     assert!(matches!(
         Value::from_amf3(&[0x06, 0x00]).unwrap_err().kind(),
-        ErrorKind::BadReference { table: "string", .. }
+        ErrorKind::BadReference {
+            table: "string",
+            ..
+        }
     ));
     assert!(matches!(
         Value::from_amf3(&[0x0a, 0x01]).unwrap_err().kind(),
-        ErrorKind::BadReference { table: "traits", .. }
+        ErrorKind::BadReference {
+            table: "traits",
+            ..
+        }
     ));
     assert!(Value::from_amf0(&[0x07, 0x00, 0x00]).is_err());
 }
@@ -179,9 +235,14 @@ fn bad_references_are_errors() {
 #[test]
 fn error_carries_offset_and_path() {
     // {a: [1, <bad marker>]}
-    let bytes = [0x0a, 0x0b, 0x01, 0x03, b'a', 0x09, 0x05, 0x01, 0x04, 0x01, 0x20];
+    let bytes = [
+        0x0a, 0x0b, 0x01, 0x03, b'a', 0x09, 0x05, 0x01, 0x04, 0x01, 0x20,
+    ];
     let err = Value::from_amf3(&bytes).unwrap_err();
-    assert_eq!(err.to_string(), "unknown amf3 marker 0x20, at byte 10 ($.a[1])");
+    assert_eq!(
+        err.to_string(),
+        "unknown amf3 marker 0x20, at byte 10 ($.a[1])"
+    );
 }
 
 #[test]
@@ -190,8 +251,15 @@ fn every_prefix_of_a_graph_fails() {
         assoc: vec![("k".into(), Value::String("v".into()))],
         dense: vec![
             obj("T", &[("x", Value::Number(2.0))], &[("y", Value::Null)]),
-            Value::Dictionary { weak_keys: true, entries: vec![(Value::Integer(1), Value::Bool(true))] },
-            Value::ObjectVector { fixed: false, type_name: "T".into(), items: vec![Value::Reference(1)] },
+            Value::Dictionary {
+                weak_keys: true,
+                entries: vec![(Value::Integer(1), Value::Bool(true))],
+            },
+            Value::ObjectVector {
+                fixed: false,
+                type_name: "T".into(),
+                items: vec![Value::Reference(1)],
+            },
         ],
     };
     let bytes = v.to_amf3().unwrap();
@@ -201,6 +269,8 @@ fn every_prefix_of_a_graph_fails() {
     }
     let mut long = bytes.clone();
     long.push(0x01);
-    assert!(matches!(Value::from_amf3(&long).unwrap_err().kind(), ErrorKind::TrailingBytes { count: 1 }));
+    assert!(matches!(
+        Value::from_amf3(&long).unwrap_err().kind(),
+        ErrorKind::TrailingBytes { count: 1 }
+    ));
 }
-

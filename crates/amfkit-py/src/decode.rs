@@ -12,10 +12,10 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use amfkit_core::date as dates;
 use crate::errors::decode_err;
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
+use amfkit_core::date as dates;
 
 /// Aliases of Flex's collection wrappers, whose externalizable body is one value.
 pub const ARRAY_COLLECTION: &str = "flex.messaging.io.ArrayCollection";
@@ -50,14 +50,29 @@ pub struct PyTraits<'py> {
 }
 
 pub enum PyArr<'py> {
-    List { obj: Bound<'py, PyAny>, len: usize, i: usize },
-    Mixed { obj: Bound<'py, PyAny>, next: usize },
-    Vector { obj: Bound<'py, PyAny> },
+    List {
+        obj: Bound<'py, PyAny>,
+        len: usize,
+        i: usize,
+    },
+    Mixed {
+        obj: Bound<'py, PyAny>,
+        next: usize,
+    },
+    Vector {
+        obj: Bound<'py, PyAny>,
+    },
 }
 
 impl<'py> PyVisitor<'py> {
     pub fn new(py: Python<'py>, tz_aware: bool) -> PyResult<Self> {
-        Ok(PyVisitor { py, t: types()?, reg: snapshot(), tz_aware, pending: None })
+        Ok(PyVisitor {
+            py,
+            t: types()?,
+            reg: snapshot(),
+            tz_aware,
+            pending: None,
+        })
     }
 
     /// Record the Python exception that is set, and return the error that carries it up.
@@ -92,7 +107,11 @@ impl<'py> PyVisitor<'py> {
         }
     }
 
-    fn call_type(&mut self, tp: *mut ffi::PyTypeObject, args: &[*mut ffi::PyObject]) -> Result<Bound<'py, PyAny>> {
+    fn call_type(
+        &mut self,
+        tp: *mut ffi::PyTypeObject,
+        args: &[*mut ffi::PyObject],
+    ) -> Result<Bound<'py, PyAny>> {
         let ptr = unsafe {
             match args {
                 [] => ffi::PyObject_CallNoArgs(tp as *mut ffi::PyObject),
@@ -106,7 +125,8 @@ impl<'py> PyVisitor<'py> {
                         ffi::Py_INCREF(*a);
                         ffi::PyTuple_SET_ITEM(tuple, i as ffi::Py_ssize_t, *a);
                     }
-                    let r = ffi::PyObject_Call(tp as *mut ffi::PyObject, tuple, std::ptr::null_mut());
+                    let r =
+                        ffi::PyObject_Call(tp as *mut ffi::PyObject, tuple, std::ptr::null_mut());
                     ffi::Py_DECREF(tuple);
                     r
                 }
@@ -115,24 +135,39 @@ impl<'py> PyVisitor<'py> {
         self.own(ptr)
     }
 
-    fn set_attr(&mut self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> Result<()> {
+    fn set_attr(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> Result<()> {
         let rc = unsafe { ffi::PyObject_SetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
         self.check(rc)
     }
 
     fn str_obj(&mut self, s: &str) -> Result<Bound<'py, PyAny>> {
-        let ptr = unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t) };
+        let ptr = unsafe {
+            ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t)
+        };
         self.own(ptr)
     }
 
     /// Set a member on an object under construction.
     #[inline]
-    fn set_member(&mut self, obj: &Bound<'py, PyAny>, traits: &PyTraits<'py>, key: &Bound<'py, PyString>, value: Bound<'py, PyAny>) -> Result<()> {
+    fn set_member(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        traits: &PyTraits<'py>,
+        key: &Bound<'py, PyString>,
+        value: Bound<'py, PyAny>,
+    ) -> Result<()> {
         let rc = unsafe {
             match traits.shape {
                 // Generic setattr: data descriptors (properties, slots) work, a class's
                 // own __setattr__ (frozen dataclasses) is not run.
-                Shape::Registered(_) => ffi::PyObject_GenericSetAttr(obj.as_ptr(), key.as_ptr(), value.as_ptr()),
+                Shape::Registered(_) => {
+                    ffi::PyObject_GenericSetAttr(obj.as_ptr(), key.as_ptr(), value.as_ptr())
+                }
                 _ => ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()),
             }
         };
@@ -160,7 +195,11 @@ impl<'py> PyVisitor<'py> {
     fn make_date(&mut self, millis: f64, tz: i16) -> Result<Bound<'py, PyAny>> {
         if tz == 0 {
             if let Some((y, mo, d, h, mi, s, us)) = dates::fields(millis) {
-                let tzinfo = if self.tz_aware { self.t.utc } else { unsafe { ffi::Py_None() } };
+                let tzinfo = if self.tz_aware {
+                    self.t.utc
+                } else {
+                    unsafe { ffi::Py_None() }
+                };
                 let ptr = unsafe {
                     let api = ffi::PyDateTimeAPI();
                     ((*api).DateTime_FromDateAndTime)(
@@ -204,7 +243,9 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
     #[inline]
     fn boolean(&mut self, v: bool) -> Result<Self::Value> {
-        Ok(unsafe { Bound::from_borrowed_ptr(self.py, if v { ffi::Py_True() } else { ffi::Py_False() }) })
+        Ok(unsafe {
+            Bound::from_borrowed_ptr(self.py, if v { ffi::Py_True() } else { ffi::Py_False() })
+        })
     }
     #[inline]
     fn integer(&mut self, v: i32) -> Result<Self::Value> {
@@ -249,18 +290,31 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn byte_array(&mut self, bytes: &'de [u8]) -> Result<Self::Value> {
         Ok(PyBytes::new(self.py, bytes).into_any())
     }
-    fn number_vector(&mut self, kind: NumberVectorKind, _fixed: bool, raw: &'de [u8]) -> Result<Self::Value> {
+    fn number_vector(
+        &mut self,
+        kind: NumberVectorKind,
+        _fixed: bool,
+        raw: &'de [u8],
+    ) -> Result<Self::Value> {
         let mut native = Vec::with_capacity(raw.len());
         let code = match kind {
             NumberVectorKind::Int | NumberVectorKind::Uint => {
                 for c in raw.chunks_exact(4) {
-                    native.extend_from_slice(&u32::from_be_bytes(c.try_into().unwrap()).to_ne_bytes());
+                    native.extend_from_slice(
+                        &u32::from_be_bytes(c.try_into().unwrap()).to_ne_bytes(),
+                    );
                 }
-                if kind == NumberVectorKind::Int { "i" } else { "I" }
+                if kind == NumberVectorKind::Int {
+                    "i"
+                } else {
+                    "I"
+                }
             }
             NumberVectorKind::Double => {
                 for c in raw.chunks_exact(8) {
-                    native.extend_from_slice(&u64::from_be_bytes(c.try_into().unwrap()).to_ne_bytes());
+                    native.extend_from_slice(
+                        &u64::from_be_bytes(c.try_into().unwrap()).to_ne_bytes(),
+                    );
                 }
                 "d"
             }
@@ -268,12 +322,19 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         let code = self.str_obj(code)?;
         let arr = self.call_type(self.t.array, &[code.as_ptr()])?;
         let data = PyBytes::new(self.py, &native);
-        let r = unsafe { ffi::PyObject_CallMethodOneArg(arr.as_ptr(), self.t.names.frombytes, data.as_ptr()) };
+        let r = unsafe {
+            ffi::PyObject_CallMethodOneArg(arr.as_ptr(), self.t.names.frombytes, data.as_ptr())
+        };
         self.own(r)?;
         Ok(arr)
     }
 
-    fn array_begin(&mut self, kind: ArrayKind<'de>, len: usize, _index: u32) -> Result<(Self::Array, Self::Value)> {
+    fn array_begin(
+        &mut self,
+        kind: ArrayKind<'de>,
+        len: usize,
+        _index: u32,
+    ) -> Result<(Self::Array, Self::Value)> {
         let arr = match kind {
             ArrayKind::Dense => {
                 let list = unsafe { ffi::PyList_New(len as ffi::Py_ssize_t) };
@@ -285,7 +346,11 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                         ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, none);
                     }
                 }
-                PyArr::List { obj: list, len, i: 0 }
+                PyArr::List {
+                    obj: list,
+                    len,
+                    i: 0,
+                }
             }
             ArrayKind::Mixed | ArrayKind::Ecma => {
                 let obj = self.call_type(self.t.mixed_array, &[])?;
@@ -295,13 +360,27 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 let items = unsafe { ffi::PyTuple_New(0) };
                 let items = self.own(items)?;
                 let name = self.str_obj(type_name)?;
-                let fixed = unsafe { Bound::from_borrowed_ptr(self.py, if fixed { ffi::Py_True() } else { ffi::Py_False() }) };
-                let obj = self.call_type(self.t.object_vector, &[items.as_ptr(), name.as_ptr(), fixed.as_ptr()])?;
+                let fixed = unsafe {
+                    Bound::from_borrowed_ptr(
+                        self.py,
+                        if fixed {
+                            ffi::Py_True()
+                        } else {
+                            ffi::Py_False()
+                        },
+                    )
+                };
+                let obj = self.call_type(
+                    self.t.object_vector,
+                    &[items.as_ptr(), name.as_ptr(), fixed.as_ptr()],
+                )?;
                 PyArr::Vector { obj }
             }
         };
         let handle = match &arr {
-            PyArr::List { obj, .. } | PyArr::Mixed { obj, .. } | PyArr::Vector { obj } => obj.clone(),
+            PyArr::List { obj, .. } | PyArr::Mixed { obj, .. } | PyArr::Vector { obj } => {
+                obj.clone()
+            }
         };
         Ok((arr, handle))
     }
@@ -334,14 +413,22 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         }
     }
 
-    fn array_assoc(&mut self, array: &mut Self::Array, key: &Self::Str, value: Self::Value) -> Result<()> {
+    fn array_assoc(
+        &mut self,
+        array: &mut Self::Array,
+        key: &Self::Str,
+        value: Self::Value,
+    ) -> Result<()> {
         let key = self.key_int(key)?;
         match array {
             PyArr::Mixed { obj, .. } => {
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
-            _ => Err(Error::custom("associative entry in a dense array", Error::UNKNOWN_OFFSET)),
+            _ => Err(Error::custom(
+                "associative entry in a dense array",
+                Error::UNKNOWN_OFFSET,
+            )),
         }
     }
 
@@ -358,11 +445,21 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::Anonymous
         } else if let Some(info) = self.reg.by_alias.get(def.class_name) {
             if info.externalizable != def.externalizable {
-                let says = if def.externalizable { "externalizable" } else { "not externalizable" };
+                let says = if def.externalizable {
+                    "externalizable"
+                } else {
+                    "not externalizable"
+                };
                 return Err(Error::custom(
-                    format!("class {:?} is registered as {}, but the input says it is {says}",
+                    format!(
+                        "class {:?} is registered as {}, but the input says it is {says}",
                         def.class_name,
-                        if info.externalizable { "externalizable" } else { "not externalizable" }),
+                        if info.externalizable {
+                            "externalizable"
+                        } else {
+                            "not externalizable"
+                        }
+                    ),
                     Error::UNKNOWN_OFFSET,
                 ));
             }
@@ -372,7 +469,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 ARRAY_COLLECTION | ARRAY_LIST => Shape::ArrayCollection,
                 OBJECT_PROXY => Shape::ObjectProxy,
                 other => {
-                    return Err(Error::new(ErrorKind::UnknownExternalizable(other.into()), Error::UNKNOWN_OFFSET))
+                    return Err(Error::new(
+                        ErrorKind::UnknownExternalizable(other.into()),
+                        Error::UNKNOWN_OFFSET,
+                    ))
                 }
             }
         } else {
@@ -393,13 +493,26 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             keys.push(if keep { Some(name.clone()) } else { None });
         }
         let sealed = match shape {
-            Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail_with(e))?),
+            Shape::Typed => {
+                Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail_with(e))?)
+            }
             _ => None,
         };
-        Ok(PyTraits { shape, alias, keys, sealed, dynamic: def.dynamic, externalizable: def.externalizable })
+        Ok(PyTraits {
+            shape,
+            alias,
+            keys,
+            sealed,
+            dynamic: def.dynamic,
+            externalizable: def.externalizable,
+        })
     }
 
-    fn object_begin(&mut self, traits: &Self::Traits, _index: u32) -> Result<(Self::Object, Self::Value)> {
+    fn object_begin(
+        &mut self,
+        traits: &Self::Traits,
+        _index: u32,
+    ) -> Result<(Self::Object, Self::Value)> {
         let obj = match &traits.shape {
             Shape::Anonymous => {
                 let d = unsafe { ffi::PyDict_New() };
@@ -407,12 +520,28 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             }
             Shape::Typed => {
                 let obj = self.call_type(self.t.typed_object, &[traits.alias.as_ptr()])?;
-                let sealed = traits.sealed.as_ref().map(|s| s.clone().into_any()).unwrap();
+                let sealed = traits
+                    .sealed
+                    .as_ref()
+                    .map(|s| s.clone().into_any())
+                    .unwrap();
                 let dynamic = unsafe {
-                    Bound::from_borrowed_ptr(self.py, if traits.dynamic { ffi::Py_True() } else { ffi::Py_False() })
+                    Bound::from_borrowed_ptr(
+                        self.py,
+                        if traits.dynamic {
+                            ffi::Py_True()
+                        } else {
+                            ffi::Py_False()
+                        },
+                    )
                 };
                 let n = &self.t.names;
-                let (sn, dn) = unsafe { (Bound::from_borrowed_ptr(self.py, n.sealed), Bound::from_borrowed_ptr(self.py, n.dynamic)) };
+                let (sn, dn) = unsafe {
+                    (
+                        Bound::from_borrowed_ptr(self.py, n.sealed),
+                        Bound::from_borrowed_ptr(self.py, n.dynamic),
+                    )
+                };
                 self.set_attr(&obj, &sn, &sealed)?;
                 self.set_attr(&obj, &dn, &dynamic)?;
                 obj
@@ -429,7 +558,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                             r
                         }
                         None => {
-                            ffi::PyErr_SetString(ffi::PyExc_TypeError, c"registered class cannot be instantiated".as_ptr());
+                            ffi::PyErr_SetString(
+                                ffi::PyExc_TypeError,
+                                c"registered class cannot be instantiated".as_ptr(),
+                            );
                             std::ptr::null_mut()
                         }
                     }
@@ -443,7 +575,13 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
 
     #[inline]
-    fn object_sealed(&mut self, object: &mut Self::Object, traits: &Self::Traits, slot: usize, value: Self::Value) -> Result<()> {
+    fn object_sealed(
+        &mut self,
+        object: &mut Self::Object,
+        traits: &Self::Traits,
+        slot: usize,
+        value: Self::Value,
+    ) -> Result<()> {
         match traits.keys.get(slot) {
             Some(Some(key)) => self.set_member(object, traits, key, value),
             _ => Ok(()),
@@ -451,7 +589,13 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
 
     #[inline]
-    fn object_dynamic(&mut self, object: &mut Self::Object, traits: &Self::Traits, key: &Self::Str, value: Self::Value) -> Result<()> {
+    fn object_dynamic(
+        &mut self,
+        object: &mut Self::Object,
+        traits: &Self::Traits,
+        key: &Self::Str,
+        value: Self::Value,
+    ) -> Result<()> {
         if let Shape::Registered(info) = &traits.shape {
             let text = key.to_str().unwrap_or("");
             if is_dunder(text) {
@@ -474,7 +618,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::ArrayCollection => {
                 let body = decoder.read_amf3(self)?;
                 if !body.is_instance_of::<PyList>() {
-                    return Err(Error::custom("an ArrayCollection body that is not an array", decoder.position()));
+                    return Err(Error::custom(
+                        "an ArrayCollection body that is not an array",
+                        decoder.position(),
+                    ));
                 }
                 let r = unsafe { ffi::PyList_SetSlice(object.as_ptr(), 0, 0, body.as_ptr()) };
                 self.check(r)
@@ -482,7 +629,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::ObjectProxy => {
                 let body = decoder.read_amf3(self)?;
                 if !body.is_instance_of::<PyDict>() {
-                    return Err(Error::custom("an ObjectProxy body that is not an object", decoder.position()));
+                    return Err(Error::custom(
+                        "an ObjectProxy body that is not an object",
+                        decoder.position(),
+                    ));
                 }
                 let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
                 self.check(r)
@@ -493,7 +643,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
 
     fn unknown_external(&mut self, traits: &Self::Traits, offset: usize) -> Error {
-        Error::new(ErrorKind::UnknownExternalizable(traits.alias.to_string().into()), offset)
+        Error::new(
+            ErrorKind::UnknownExternalizable(traits.alias.to_string().into()),
+            offset,
+        )
     }
 
     #[inline]
@@ -502,15 +655,34 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         Ok(object)
     }
 
-    fn dict_begin(&mut self, _len: usize, weak_keys: bool, _index: u32) -> Result<(Self::Dict, Self::Value)> {
+    fn dict_begin(
+        &mut self,
+        _len: usize,
+        weak_keys: bool,
+        _index: u32,
+    ) -> Result<(Self::Dict, Self::Value)> {
         let obj = self.call_type(self.t.dictionary, &[])?;
-        let weak = unsafe { Bound::from_borrowed_ptr(self.py, if weak_keys { ffi::Py_True() } else { ffi::Py_False() }) };
+        let weak = unsafe {
+            Bound::from_borrowed_ptr(
+                self.py,
+                if weak_keys {
+                    ffi::Py_True()
+                } else {
+                    ffi::Py_False()
+                },
+            )
+        };
         let name = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.weak_keys) };
         self.set_attr(&obj, &name, &weak)?;
         Ok((obj.clone(), obj))
     }
 
-    fn dict_entry(&mut self, dict: &mut Self::Dict, key: Self::Value, value: Self::Value) -> Result<()> {
+    fn dict_entry(
+        &mut self,
+        dict: &mut Self::Dict,
+        key: Self::Value,
+        value: Self::Value,
+    ) -> Result<()> {
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
         if rc == 0 {
             return Ok(());
@@ -532,7 +704,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
 #[cold]
 fn dunder(name: &str, alias: &str) -> Error {
-    Error::custom(format!("member {name:?} is not allowed on registered class {alias:?}"), Error::UNKNOWN_OFFSET)
+    Error::custom(
+        format!("member {name:?} is not allowed on registered class {alias:?}"),
+        Error::UNKNOWN_OFFSET,
+    )
 }
 
 /// Which AMF version a top-level value is read as.
@@ -574,7 +749,11 @@ fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) 
     f(&copy)
 }
 
-fn read<'de, 'py>(de: &mut CoreDecoder<'de, PyVisitor<'py>>, v: &mut PyVisitor<'py>, version: Version) -> Result<Bound<'py, PyAny>> {
+fn read<'de, 'py>(
+    de: &mut CoreDecoder<'de, PyVisitor<'py>>,
+    v: &mut PyVisitor<'py>,
+    version: Version,
+) -> Result<Bound<'py, PyAny>> {
     match version {
         Version::Amf0 => de.read_amf0(v),
         Version::Amf3 => de.read_amf3(v),
@@ -582,7 +761,13 @@ fn read<'de, 'py>(de: &mut CoreDecoder<'de, PyVisitor<'py>>, v: &mut PyVisitor<'
 }
 
 /// Decode exactly one value (or one value and ignore the rest).
-pub fn decode_one<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, version: Version, opts: Options, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
+pub fn decode_one<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    version: Version,
+    opts: Options,
+    allow_trailing: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
         let mut de = CoreDecoder::new(input, opts.limits);
@@ -597,7 +782,12 @@ pub fn decode_one<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, version: Versi
 }
 
 /// Decode every value of a stream, sharing one reference context.
-pub fn decode_all<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, version: Version, opts: Options) -> PyResult<Bound<'py, PyList>> {
+pub fn decode_all<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    version: Version,
+    opts: Options,
+) -> PyResult<Bound<'py, PyList>> {
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
         let mut de = CoreDecoder::new(input, opts.limits);
@@ -667,26 +857,66 @@ macro_rules! decoder_class {
 decoder_class!(Amf0Decoder, "Amf0Decoder", Version::Amf0);
 decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
 
-pub fn options(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Options> {
+pub fn options(
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Options> {
     if max_depth == 0 || max_depth > Limits::DEPTH_CEILING {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "max_depth must be between 1 and {}",
             Limits::DEPTH_CEILING
         )));
     }
-    Ok(Options { limits: Limits { max_depth, max_objects, max_size }, tz_aware })
+    Ok(Options {
+        limits: Limits {
+            max_depth,
+            max_objects,
+            max_size,
+        },
+        tz_aware,
+    })
 }
 
 /// Decode one AMF0 value.
 #[pyfunction]
 #[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
-pub fn amf0_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool, max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(py, data, Version::Amf0, options(max_depth, max_objects, max_size, tz_aware)?, allow_trailing)
+pub fn amf0_decode<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    allow_trailing: bool,
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    decode_one(
+        py,
+        data,
+        Version::Amf0,
+        options(max_depth, max_objects, max_size, tz_aware)?,
+        allow_trailing,
+    )
 }
 
 /// Decode one AMF3 value.
 #[pyfunction]
 #[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
-pub fn amf3_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool, max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(py, data, Version::Amf3, options(max_depth, max_objects, max_size, tz_aware)?, allow_trailing)
+pub fn amf3_decode<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    allow_trailing: bool,
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    decode_one(
+        py,
+        data,
+        Version::Amf3,
+        options(max_depth, max_objects, max_size, tz_aware)?,
+        allow_trailing,
+    )
 }

@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use amfkit_core::amf3::marker as m3;
 use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result, SizeHint};
-use std::sync::Mutex;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rustc_hash::FxHashMap;
+use std::sync::Mutex;
 
-use amfkit_core::date as dates;
 use crate::decode::{ARRAY_COLLECTION, OBJECT_PROXY};
 use crate::errors::encode_err;
 use crate::registry::{snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
+use amfkit_core::date as dates;
 
 /// Traits-table keys that are not type addresses (those are aligned, never this small).
 const ANONYMOUS_TRAITS: usize = 1;
@@ -56,7 +56,10 @@ unsafe fn utf8<'a>(p: *mut ffi::PyObject) -> Option<&'a str> {
         ffi::PyErr_Clear();
         return None;
     }
-    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(data as *const u8, size as usize)))
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+        data as *const u8,
+        size as usize,
+    )))
 }
 
 /// A member name for an error path.
@@ -75,7 +78,12 @@ enum Keys {
 }
 
 impl<'py> PyEncoder<'py> {
-    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: SizeHint) -> PyResult<Self> {
+    pub fn new(
+        py: Python<'py>,
+        default: Option<Bound<'py, PyAny>>,
+        max_depth: u32,
+        hint: SizeHint,
+    ) -> PyResult<Self> {
         let mut str_ids = FxHashMap::default();
         str_ids.reserve(hint.strings);
         Ok(PyEncoder {
@@ -94,7 +102,7 @@ impl<'py> PyEncoder<'py> {
         })
     }
 
-    pub fn into_error(&mut self, e: Error) -> PyErr {
+    pub fn py_error(&mut self, e: Error) -> PyErr {
         encode_err(self.py, e, self.pending.take())
     }
 
@@ -117,7 +125,10 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     fn enter(&mut self) -> Result<()> {
         if self.depth >= self.max_depth {
-            return Err(self.enc.error(format!("nesting deeper than the limit of {}", self.max_depth)));
+            return Err(self.enc.error(format!(
+                "nesting deeper than the limit of {}",
+                self.max_depth
+            )));
         }
         self.depth += 1;
         Ok(())
@@ -132,12 +143,17 @@ impl<'py> PyEncoder<'py> {
     fn str_of(&mut self, p: *mut ffi::PyObject) -> Result<&'py str> {
         match unsafe { utf8(p) } {
             Some(s) => Ok(s),
-            None => Err(self.enc.error("a str that is not valid unicode (lone surrogates)")),
+            None => Err(self
+                .enc
+                .error("a str that is not valid unicode (lone surrogates)")),
         }
     }
 
     fn type_name(&self, obj: &Bound<'py, PyAny>) -> String {
-        obj.get_type().qualname().map(|q| q.to_string()).unwrap_or_else(|_| "?".into())
+        obj.get_type()
+            .qualname()
+            .map(|q| q.to_string())
+            .unwrap_or_else(|_| "?".into())
     }
 
     // --- AMF3 -----------------------------------------------------------------------
@@ -252,12 +268,19 @@ impl<'py> PyEncoder<'py> {
         self.enter()?;
         let p = obj.as_ptr();
         let is_list = unsafe { ffi::PyList_Check(p) != 0 };
-        let len = unsafe { if is_list { ffi::PyList_GET_SIZE(p) } else { ffi::PyTuple_GET_SIZE(p) } } as usize;
+        let len = unsafe {
+            if is_list {
+                ffi::PyList_GET_SIZE(p)
+            } else {
+                ffi::PyTuple_GET_SIZE(p)
+            }
+        } as usize;
         self.enc.amf3_array_header(len)?;
         self.enc.amf3_str("")?;
         for i in 0..len {
             let item = self.item(p, is_list, i, len)?;
-            self.amf3(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf3(&item)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
         }
         self.leave();
         Ok(())
@@ -265,15 +288,27 @@ impl<'py> PyEncoder<'py> {
 
     /// Item `i` of a list or tuple, owned (a hook may change the list meanwhile).
     #[inline]
-    fn item(&mut self, p: *mut ffi::PyObject, is_list: bool, i: usize, len: usize) -> Result<Bound<'py, PyAny>> {
+    fn item(
+        &mut self,
+        p: *mut ffi::PyObject,
+        is_list: bool,
+        i: usize,
+        len: usize,
+    ) -> Result<Bound<'py, PyAny>> {
         unsafe {
             if is_list {
                 if ffi::PyList_GET_SIZE(p) as usize != len {
                     return Err(self.enc.error("a list changed size while being encoded"));
                 }
-                Ok(Bound::from_borrowed_ptr(self.py, ffi::PyList_GET_ITEM(p, i as ffi::Py_ssize_t)))
+                Ok(Bound::from_borrowed_ptr(
+                    self.py,
+                    ffi::PyList_GET_ITEM(p, i as ffi::Py_ssize_t),
+                ))
             } else {
-                Ok(Bound::from_borrowed_ptr(self.py, ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)))
+                Ok(Bound::from_borrowed_ptr(
+                    self.py,
+                    ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t),
+                ))
             }
         }
     }
@@ -290,14 +325,21 @@ impl<'py> PyEncoder<'py> {
 
     /// The next (key, value) of a dict, owned (a hook may change the dict meanwhile).
     #[inline]
-    fn dict_next(&self, p: *mut ffi::PyObject, pos: &mut ffi::Py_ssize_t) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    fn dict_next(
+        &self,
+        p: *mut ffi::PyObject,
+        pos: &mut ffi::Py_ssize_t,
+    ) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let mut k = std::ptr::null_mut();
         let mut v = std::ptr::null_mut();
         unsafe {
             if ffi::PyDict_Next(p, pos, &mut k, &mut v) == 0 {
                 return None;
             }
-            Some((Bound::from_borrowed_ptr(self.py, k), Bound::from_borrowed_ptr(self.py, v)))
+            Some((
+                Bound::from_borrowed_ptr(self.py, k),
+                Bound::from_borrowed_ptr(self.py, v),
+            ))
         }
     }
 
@@ -331,7 +373,8 @@ impl<'py> PyEncoder<'py> {
         }
         self.keep(obj);
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
-            self.enc.amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
+            self.enc
+                .amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
         }
         self.amf3_members(obj)
     }
@@ -350,30 +393,43 @@ impl<'py> PyEncoder<'py> {
 
     /// A member whose name is a str object (through the identity cache).
     #[inline]
-    fn amf3_member_obj(&mut self, key: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> Result<()> {
+    fn amf3_member_obj(
+        &mut self,
+        key: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> Result<()> {
         let kp = key.as_ptr();
         if unsafe { ffi::PyUnicode_Check(kp) } == 0 {
             let _ = self.str_of_key(key)?;
         }
         if unsafe { ffi::PyUnicode_GET_LENGTH(kp) } == 0 {
-            return Err(self.enc.error("an empty member name cannot be written in amf3"));
+            return Err(self
+                .enc
+                .error("an empty member name cannot be written in amf3"));
         }
         self.amf3_str_obj(key)?;
-        self.amf3(value).map_err(|e| e.within(PathSegment::Key(key_text(key))))
+        self.amf3(value)
+            .map_err(|e| e.within(PathSegment::Key(key_text(key))))
     }
 
     #[inline]
     fn amf3_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
         if key.is_empty() {
-            return Err(self.enc.error("an empty member name cannot be written in amf3"));
+            return Err(self
+                .enc
+                .error("an empty member name cannot be written in amf3"));
         }
         self.enc.amf3_str(key)?;
-        self.amf3(value).map_err(|e| e.within(PathSegment::Key(key.into())))
+        self.amf3(value)
+            .map_err(|e| e.within(PathSegment::Key(key.into())))
     }
 
     /// An AMF3 Dictionary (any key type); `ObjectKey` wrappers are unwrapped.
     fn amf3_dictionary(&mut self, obj: &Bound<'py, PyAny>, weak_keys: bool) -> Result<()> {
-        if self.enc.amf3_reference(m3::DICTIONARY, obj.as_ptr() as usize) {
+        if self
+            .enc
+            .amf3_reference(m3::DICTIONARY, obj.as_ptr() as usize)
+        {
             return Ok(());
         }
         self.keep(obj);
@@ -386,14 +442,19 @@ impl<'py> PyEncoder<'py> {
             } else {
                 k.clone()
             };
-            self.amf3(&key).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf3(&key)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
             self.amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
         }
         self.leave();
         Ok(())
     }
 
-    fn getattr(&mut self, obj: &Bound<'py, PyAny>, name: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
+    fn getattr(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: *mut ffi::PyObject,
+    ) -> Result<Bound<'py, PyAny>> {
         let r = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
         self.own(r)
     }
@@ -416,7 +477,11 @@ impl<'py> PyEncoder<'py> {
             return self.amf3_typed_object(obj);
         }
         if tp == t.xml || tp == t.xml_document {
-            let marker = if tp == t.xml { m3::XML } else { m3::XML_DOCUMENT };
+            let marker = if tp == t.xml {
+                m3::XML
+            } else {
+                m3::XML_DOCUMENT
+            };
             if !self.enc.amf3_reference(marker, id) {
                 self.keep(obj);
                 let s = self.str_of(p)?;
@@ -428,7 +493,10 @@ impl<'py> PyEncoder<'py> {
             return self.amf3_mixed(obj);
         }
         if tp == t.dictionary {
-            let weak = self.getattr(obj, t.names.weak_keys)?.is_truthy().unwrap_or(false);
+            let weak = self
+                .getattr(obj, t.names.weak_keys)?
+                .is_truthy()
+                .unwrap_or(false);
             return self.amf3_dictionary(obj, weak);
         }
         if tp == t.object_vector {
@@ -440,7 +508,10 @@ impl<'py> PyEncoder<'py> {
         if tp == t.date {
             if !self.enc.amf3_reference(m3::DATE, id) {
                 self.keep(obj);
-                let millis = self.getattr(obj, t.names.millis)?.extract::<f64>().map_err(|e| self.set(e))?;
+                let millis = self
+                    .getattr(obj, t.names.millis)?
+                    .extract::<f64>()
+                    .map_err(|e| self.set(e))?;
                 self.enc.amf3_date_body(millis);
             }
             return Ok(());
@@ -454,7 +525,10 @@ impl<'py> PyEncoder<'py> {
                 }
                 return Ok(());
             }
-            if tp == &raw mut ffi::PyBytes_Type || tp == &raw mut ffi::PyByteArray_Type || tp == &raw mut ffi::PyMemoryView_Type {
+            if tp == &raw mut ffi::PyBytes_Type
+                || tp == &raw mut ffi::PyByteArray_Type
+                || tp == &raw mut ffi::PyMemoryView_Type
+            {
                 if !self.enc.amf3_reference(m3::BYTE_ARRAY, id) {
                     self.keep(obj);
                     let bytes = self.buffer(obj)?;
@@ -573,57 +647,87 @@ impl<'py> PyEncoder<'py> {
         }
     }
 
+    /// An `array.array` as Vector.<int> (signed codes), Vector.<uint> (unsigned codes) or
+    /// Vector.<Number> ('f', 'd'); integer items must fit 32 bits.
     fn amf3_number_vector(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        let code: String = self.getattr(obj, self.t.names.typecode)?.extract().map_err(|e| self.set(e))?;
-        let raw = self.buffer(obj)?;
-        let (marker, item) = match code.as_str() {
-            "b" | "h" | "i" | "l" | "q" => (m3::VECTOR_INT, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
-            "B" | "H" | "I" | "L" | "Q" => (m3::VECTOR_UINT, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
-            "f" | "d" => (m3::VECTOR_DOUBLE, raw.len() / obj.len().map_err(|e| self.set(e))?.max(1)),
-            other => return Err(self.enc.error(format!("an array.array of typecode {other:?} has no amf3 vector"))),
+        let code: String = self
+            .getattr(obj, self.t.names.typecode)?
+            .extract()
+            .map_err(|e| self.set(e))?;
+        let marker = match code.as_str() {
+            "b" | "h" | "i" | "l" | "q" => m3::VECTOR_INT,
+            "B" | "H" | "I" | "L" | "Q" => m3::VECTOR_UINT,
+            "f" | "d" => m3::VECTOR_DOUBLE,
+            other => {
+                return Err(self.enc.error(format!(
+                    "an array.array of typecode {other:?} has no amf3 vector"
+                )))
+            }
         };
         if self.enc.amf3_reference(marker, obj.as_ptr() as usize) {
             return Ok(());
         }
         self.keep(obj);
-        let len = if item == 0 { 0 } else { raw.len() / item };
-        self.enc.amf3_vector_header(len, false)?;
-        for chunk in raw.chunks_exact(item.max(1)).take(len) {
-            match (code.as_str(), item) {
-                ("f", 4) => self.enc.out.f64(f32::from_ne_bytes(chunk.try_into().unwrap()) as f64),
-                ("d", 8) => self.enc.out.f64(f64::from_ne_bytes(chunk.try_into().unwrap())),
-                (c, n) => {
-                    let signed = c.chars().all(|c| c.is_ascii_lowercase());
-                    let v: i128 = match (signed, n) {
-                        (true, 1) => i8::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (true, 2) => i16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (true, 4) => i32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (true, 8) => i64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (false, 1) => chunk[0] as i128,
-                        (false, 2) => u16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (false, 4) => u32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        (false, 8) => u64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
-                        _ => return Err(self.enc.error("an array.array with an unexpected item size")),
-                    };
-                    let ok = if signed { i32::try_from(v).is_ok() } else { u32::try_from(v).is_ok() };
-                    if !ok {
-                        return Err(self.enc.error(format!("{v} does not fit a 32-bit vector item")));
-                    }
-                    self.enc.out.u32(v as u32);
-                }
+        let raw = self.buffer(obj)?;
+        let size = match obj.getattr("itemsize").and_then(|s| s.extract::<usize>()) {
+            Ok(n) if n > 0 => n,
+            Ok(_) => return Err(self.enc.error("an array.array with item size 0")),
+            Err(e) => return Err(self.set(e)),
+        };
+        self.enc.amf3_vector_header(raw.len() / size, false)?;
+        let signed = code.bytes().all(|c| c.is_ascii_lowercase());
+        for chunk in raw.chunks_exact(size) {
+            if marker == m3::VECTOR_DOUBLE {
+                let d = match size {
+                    4 => f32::from_ne_bytes(chunk.try_into().unwrap()) as f64,
+                    _ => f64::from_ne_bytes(chunk.try_into().unwrap()),
+                };
+                self.enc.out.f64(d);
+                continue;
             }
+            let v: i128 = match (signed, size) {
+                (true, 1) => i8::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (true, 2) => i16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (true, 4) => i32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (true, _) => i64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (false, 1) => chunk[0] as i128,
+                (false, 2) => u16::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (false, 4) => u32::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+                (false, _) => u64::from_ne_bytes(chunk.try_into().unwrap()) as i128,
+            };
+            let fits = if signed {
+                i32::try_from(v).is_ok()
+            } else {
+                u32::try_from(v).is_ok()
+            };
+            if !fits {
+                return Err(self
+                    .enc
+                    .error(format!("{v} does not fit a 32-bit vector item")));
+            }
+            self.enc.out.u32(v as u32);
         }
         Ok(())
     }
 
     fn amf3_object_vector(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf3_reference(m3::VECTOR_OBJECT, obj.as_ptr() as usize) {
+        if self
+            .enc
+            .amf3_reference(m3::VECTOR_OBJECT, obj.as_ptr() as usize)
+        {
             return Ok(());
         }
         self.keep(obj);
-        let fixed = self.getattr(obj, self.t.names.fixed)?.is_truthy().map_err(|e| self.set(e))?;
+        let fixed = self
+            .getattr(obj, self.t.names.fixed)?
+            .is_truthy()
+            .map_err(|e| self.set(e))?;
         let name = self.getattr(obj, self.t.names.type_name)?;
-        let name_str = if unsafe { ffi::PyUnicode_Check(name.as_ptr()) } != 0 { self.str_of(name.as_ptr())? } else { "" };
+        let name_str = if unsafe { ffi::PyUnicode_Check(name.as_ptr()) } != 0 {
+            self.str_of(name.as_ptr())?
+        } else {
+            ""
+        };
         self.enter()?;
         let p = obj.as_ptr();
         let len = unsafe { ffi::PyList_GET_SIZE(p) } as usize;
@@ -631,7 +735,8 @@ impl<'py> PyEncoder<'py> {
         self.enc.amf3_str(name_str)?;
         for i in 0..len {
             let item = self.item(p, true, i, len)?;
-            self.amf3(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf3(&item)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
         }
         self.leave();
         Ok(())
@@ -694,7 +799,8 @@ impl<'py> PyEncoder<'py> {
             (OBJECT_PROXY_TRAITS, OBJECT_PROXY)
         };
         if !self.enc.amf3_traits_reference(key) {
-            self.enc.amf3_traits_inline::<&str>(Some(key), alias, &[], false, true)?;
+            self.enc
+                .amf3_traits_inline::<&str>(Some(key), alias, &[], false, true)?;
         }
         // The body is a separate object on the wire, with its own table entry.
         if is_array {
@@ -705,7 +811,13 @@ impl<'py> PyEncoder<'py> {
             self.enc.out.u8(m3::OBJECT);
             self.enc.amf3_register(None);
             if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
-                self.enc.amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
+                self.enc.amf3_traits_inline::<&str>(
+                    Some(ANONYMOUS_TRAITS),
+                    "",
+                    &[],
+                    true,
+                    false,
+                )?;
             }
             self.amf3_members(obj)
         }
@@ -718,7 +830,10 @@ impl<'py> PyEncoder<'py> {
         self.keep(obj);
         let alias = self.getattr(obj, self.t.names.alias)?;
         let sealed = self.getattr(obj, self.t.names.sealed)?;
-        let dynamic = self.getattr(obj, self.t.names.dynamic)?.is_truthy().map_err(|e| self.set(e))?;
+        let dynamic = self
+            .getattr(obj, self.t.names.dynamic)?
+            .is_truthy()
+            .map_err(|e| self.set(e))?;
         self.keep(&alias);
         self.keep(&sealed);
         let alias_str = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
@@ -731,7 +846,8 @@ impl<'py> PyEncoder<'py> {
         let next = FIRST_SYNTHETIC_TRAITS + self.typed_traits.len();
         let key = *self.typed_traits.entry(ident).or_insert(next);
         if !self.enc.amf3_traits_reference(key) {
-            self.enc.amf3_traits_inline(Some(key), alias_str, &names, dynamic, false)?;
+            self.enc
+                .amf3_traits_inline(Some(key), alias_str, &names, dynamic, false)?;
         }
         self.enter()?;
         let d = obj.as_ptr();
@@ -746,7 +862,8 @@ impl<'py> PyEncoder<'py> {
             } else {
                 unsafe { Bound::from_borrowed_ptr(self.py, v) }
             };
-            self.amf3(&v).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+            self.amf3(&v)
+                .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
         }
         if dynamic {
             for (k, v) in self.dict_items(d) {
@@ -765,14 +882,20 @@ impl<'py> PyEncoder<'py> {
     fn str_of_key(&mut self, k: &Bound<'py, PyAny>) -> Result<&'py str> {
         if unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
             let r = k.repr().map(|r| r.to_string()).unwrap_or_default();
-            return Err(self.enc.error(format!("a member name must be a str, not {r}")));
+            return Err(self
+                .enc
+                .error(format!("a member name must be a str, not {r}")));
         }
         self.str_of(k.as_ptr())
     }
 
     /// The dynamic members of a registered instance: its `__dict__` then its slots,
     /// without the static and excluded names.
-    fn instance_members(&mut self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    fn instance_members(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let mut out = Vec::new();
         let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
         if d.is_null() {
@@ -803,7 +926,9 @@ impl<'py> PyEncoder<'py> {
                 unsafe { ffi::PyErr_Clear() };
                 continue;
             }
-            out.push((name.clone().into_any(), unsafe { Bound::from_owned_ptr(self.py, v) }));
+            out.push((name.clone().into_any(), unsafe {
+                Bound::from_owned_ptr(self.py, v)
+            }));
         }
         Ok(out)
     }
@@ -825,7 +950,13 @@ impl<'py> PyEncoder<'py> {
         self.keep(obj);
         let key = info.cls.as_ptr() as usize;
         if !self.enc.amf3_traits_reference(key) {
-            self.enc.amf3_traits_inline(Some(key), &info.alias, &info.static_names, info.dynamic, info.externalizable)?;
+            self.enc.amf3_traits_inline(
+                Some(key),
+                &info.alias,
+                &info.static_names,
+                info.dynamic,
+                info.externalizable,
+            )?;
         }
         self.enter()?;
         if info.externalizable {
@@ -835,7 +966,8 @@ impl<'py> PyEncoder<'py> {
         }
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
             let v = self.static_value(obj, name_py);
-            self.amf3(&v).map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+            self.amf3(&v)
+                .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
         }
         if info.dynamic {
             if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
@@ -923,11 +1055,18 @@ impl<'py> PyEncoder<'py> {
         self.enter()?;
         let p = obj.as_ptr();
         let is_list = unsafe { ffi::PyList_Check(p) != 0 };
-        let len = unsafe { if is_list { ffi::PyList_GET_SIZE(p) } else { ffi::PyTuple_GET_SIZE(p) } } as usize;
+        let len = unsafe {
+            if is_list {
+                ffi::PyList_GET_SIZE(p)
+            } else {
+                ffi::PyTuple_GET_SIZE(p)
+            }
+        } as usize;
         self.enc.amf0_strict_array_start(len)?;
         for i in 0..len {
             let item = self.item(p, is_list, i, len)?;
-            self.amf0(&item).map_err(|e| e.within(PathSegment::Index(i)))?;
+            self.amf0(&item)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
         }
         self.leave();
         Ok(())
@@ -974,7 +1113,8 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     fn amf0_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
         self.enc.amf0_utf(key)?;
-        self.amf0(value).map_err(|e| e.within(PathSegment::Key(key.into())))
+        self.amf0(value)
+            .map_err(|e| e.within(PathSegment::Key(key.into())))
     }
 
     fn amf0_ecma(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
@@ -1022,8 +1162,14 @@ impl<'py> PyEncoder<'py> {
             return self.enc.amf0_xml(s);
         }
         if tp == t.date {
-            let millis = self.getattr(obj, t.names.millis)?.extract::<f64>().map_err(|e| self.set(e))?;
-            let tz = self.getattr(obj, t.names.tz)?.extract::<i16>().map_err(|e| self.set(e))?;
+            let millis = self
+                .getattr(obj, t.names.millis)?
+                .extract::<f64>()
+                .map_err(|e| self.set(e))?;
+            let tz = self
+                .getattr(obj, t.names.tz)?
+                .extract::<i16>()
+                .map_err(|e| self.set(e))?;
             self.enc.amf0_date(millis, tz);
             return Ok(());
         }
@@ -1137,7 +1283,11 @@ impl Hint {
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let h = g.0;
         // A previous call that was much larger should not make every small call pay.
-        let hint = SizeHint { bytes: h.bytes.min(1 << 26), objects: h.objects.min(1 << 20), strings: h.strings.min(1 << 20) };
+        let hint = SizeHint {
+            bytes: h.bytes.min(1 << 26),
+            objects: h.objects.min(1 << 20),
+            strings: h.strings.min(1 << 20),
+        };
         (hint, std::mem::take(&mut g.1))
     }
     fn set(&self, h: SizeHint, mut buf: Vec<u8>) {
@@ -1149,7 +1299,12 @@ impl Hint {
     }
 }
 
-fn encoder<'py>(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<PyEncoder<'py>> {
+fn encoder<'py>(
+    py: Python<'py>,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+    hint: Option<&Hint>,
+) -> PyResult<PyEncoder<'py>> {
     let (h, buf) = hint.map(Hint::get).unwrap_or_default();
     let mut e = PyEncoder::new(py, default, max_depth, h)?;
     if buf.capacity() >= h.bytes {
@@ -1167,20 +1322,34 @@ fn finish<'py>(py: Python<'py>, mut e: PyEncoder<'py>, hint: Option<&Hint>) -> B
     bytes
 }
 
-pub fn encode_one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn encode_one<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    version: Version,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+    hint: Option<&Hint>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let mut e = encoder(py, default, max_depth, hint)?;
     match write(&mut e, obj, version) {
         Ok(()) => Ok(finish(py, e, hint)),
-        Err(err) => Err(e.into_error(err)),
+        Err(err) => Err(e.py_error(err)),
     }
 }
 
-pub fn encode_all<'py>(py: Python<'py>, values: &Bound<'py, PyAny>, version: Version, default: Option<Bound<'py, PyAny>>, max_depth: u32, hint: Option<&Hint>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn encode_all<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+    version: Version,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+    hint: Option<&Hint>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let mut e = encoder(py, default, max_depth, hint)?;
     for (i, item) in values.try_iter()?.enumerate() {
         let item = item?;
         if let Err(err) = write(&mut e, &item, version) {
-            return Err(e.into_error(err.within(PathSegment::Index(i))));
+            return Err(e.py_error(err.within(PathSegment::Index(i))));
         }
     }
     Ok(finish(py, e, hint))
@@ -1202,19 +1371,45 @@ macro_rules! encoder_class {
             #[pyo3(signature = (*, default=None, max_depth=DEFAULT_MAX_DEPTH))]
             fn new(default: Option<Py<PyAny>>, max_depth: u32) -> PyResult<Self> {
                 check_depth(max_depth)?;
-                Ok($name { default, max_depth, hint: Hint::default() })
+                Ok($name {
+                    default,
+                    max_depth,
+                    hint: Hint::default(),
+                })
             }
 
             /// Encode one value.
             #[pyo3(signature = (obj, /))]
-            fn encode<'py>(&self, py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-                encode_one(py, obj, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth, Some(&self.hint))
+            fn encode<'py>(
+                &self,
+                py: Python<'py>,
+                obj: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                encode_one(
+                    py,
+                    obj,
+                    $version,
+                    self.default.as_ref().map(|d| d.bind(py).clone()),
+                    self.max_depth,
+                    Some(&self.hint),
+                )
             }
 
             /// Encode every value of an iterable as one stream (one reference context).
             #[pyo3(signature = (values, /))]
-            fn encode_all<'py>(&self, py: Python<'py>, values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-                encode_all(py, values, $version, self.default.as_ref().map(|d| d.bind(py).clone()), self.max_depth, Some(&self.hint))
+            fn encode_all<'py>(
+                &self,
+                py: Python<'py>,
+                values: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                encode_all(
+                    py,
+                    values,
+                    $version,
+                    self.default.as_ref().map(|d| d.bind(py).clone()),
+                    self.max_depth,
+                    Some(&self.hint),
+                )
             }
 
             #[getter]
@@ -1241,7 +1436,12 @@ fn check_depth(max_depth: u32) -> PyResult<()> {
 /// Encode one value as AMF0.
 #[pyfunction]
 #[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
-pub fn amf0_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+pub fn amf0_encode<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
     encode_one(py, obj, Version::Amf0, default, max_depth, None)
 }
@@ -1249,7 +1449,12 @@ pub fn amf0_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Optio
 /// Encode one value as AMF3.
 #[pyfunction]
 #[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
-pub fn amf3_encode<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Bound<'py, PyBytes>> {
+pub fn amf3_encode<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
     encode_one(py, obj, Version::Amf3, default, max_depth, None)
 }

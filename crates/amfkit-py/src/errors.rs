@@ -15,22 +15,40 @@ static AMF_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-fn new_exception(py: Python<'_>, name: &str, doc: &str, bases: &Bound<'_, PyTuple>) -> PyResult<Py<PyType>> {
+fn new_exception(
+    py: Python<'_>,
+    name: &str,
+    doc: &str,
+    bases: &Bound<'_, PyTuple>,
+) -> PyResult<Py<PyType>> {
     let name = CString::new(name).unwrap();
     let doc = CString::new(doc).unwrap();
     unsafe {
-        let ptr = ffi::PyErr_NewExceptionWithDoc(name.as_ptr(), doc.as_ptr(), bases.as_ptr(), std::ptr::null_mut());
+        let ptr = ffi::PyErr_NewExceptionWithDoc(
+            name.as_ptr(),
+            doc.as_ptr(),
+            bases.as_ptr(),
+            std::ptr::null_mut(),
+        );
         if ptr.is_null() {
             return Err(PyErr::fetch(py));
         }
-        Ok(Bound::from_owned_ptr(py, ptr).cast_into_unchecked::<PyType>().unbind())
+        Ok(Bound::from_owned_ptr(py, ptr)
+            .cast_into_unchecked::<PyType>()
+            .unbind())
     }
 }
 
 pub fn amf_error(py: Python<'_>) -> &Py<PyType> {
     AMF_ERROR.get_or_init(py, || {
         let bases = PyTuple::new(py, [py.get_type::<pyo3::exceptions::PyException>()]).unwrap();
-        new_exception(py, "amfkit.AMFError", "Base class of amfkit's errors.", &bases).unwrap()
+        new_exception(
+            py,
+            "amfkit.AMFError",
+            "Base class of amfkit's errors.",
+            &bases,
+        )
+        .unwrap()
     })
 }
 
@@ -55,7 +73,10 @@ pub fn encode_error(py: Python<'_>) -> &Py<PyType> {
     ENCODE_ERROR.get_or_init(py, || {
         let bases = PyTuple::new(
             py,
-            [amf_error(py).bind(py).clone(), py.get_type::<pyo3::exceptions::PyTypeError>()],
+            [
+                amf_error(py).bind(py).clone(),
+                py.get_type::<pyo3::exceptions::PyTypeError>(),
+            ],
         )
         .unwrap();
         new_exception(

@@ -27,13 +27,24 @@ impl DataInput {
     #[allow(clippy::mut_from_ref)]
     fn parts(&self) -> PyResult<(&mut De, &mut PyVisitor<'static>)> {
         if !self.live {
-            return Err(PyRuntimeError::new_err("a DataInput is valid only inside the __readamf__ call that received it"));
+            return Err(PyRuntimeError::new_err(
+                "a DataInput is valid only inside the __readamf__ call that received it",
+            ));
         }
         // Safety: both pointers are live for the duration of the hook call (`live`).
-        unsafe { Ok((&mut *(self.de as *mut De), &mut *(self.vis as *mut PyVisitor<'static>))) }
+        unsafe {
+            Ok((
+                &mut *(self.de as *mut De),
+                &mut *(self.vis as *mut PyVisitor<'static>),
+            ))
+        }
     }
 
-    fn raw<T>(&self, py: Python<'_>, f: impl FnOnce(&mut amfkit_core::Bytes<'static>) -> Result<T>) -> PyResult<T> {
+    fn raw<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut amfkit_core::Bytes<'static>) -> Result<T>,
+    ) -> PyResult<T> {
         let (de, _) = self.parts()?;
         f(de.bytes()).map_err(|e| decode_err(py, e, None))
     }
@@ -126,7 +137,9 @@ impl DataOutput {
     #[allow(clippy::mut_from_ref)]
     fn enc(&self) -> PyResult<&mut PyEncoder<'static>> {
         if !self.live {
-            return Err(PyRuntimeError::new_err("a DataOutput is valid only inside the __writeamf__ call that received it"));
+            return Err(PyRuntimeError::new_err(
+                "a DataOutput is valid only inside the __writeamf__ call that received it",
+            ));
         }
         // Safety: the encoder outlives the hook call (`live`).
         unsafe { Ok(&mut *(self.enc as *mut PyEncoder<'static>)) }
@@ -140,7 +153,7 @@ impl DataOutput {
         let e = self.enc()?;
         // Safety: the object outlives this call; the encoder keeps what it keys.
         let obj: &Bound<'static, PyAny> = unsafe { std::mem::transmute(obj) };
-        e.amf3(obj).map_err(|err| e.into_error(err))
+        e.amf3(obj).map_err(|err| e.py_error(err))
     }
     fn write_boolean(&self, v: bool) -> PyResult<()> {
         self.enc()?.enc.out.u8(v as u8);
@@ -195,10 +208,12 @@ impl DataOutput {
 /// Write a registered externalizable body by calling `object.__writeamf__(output)`.
 pub fn write_external<'py>(e: &mut PyEncoder<'py>, object: &Bound<'py, PyAny>) -> Result<()> {
     let py = object.py();
-    let output = DataOutput { enc: e as *mut PyEncoder<'py> as *mut c_void, live: true };
+    let output = DataOutput {
+        enc: e as *mut PyEncoder<'py> as *mut c_void,
+        live: true,
+    };
     let output = Py::new(py, output).map_err(|err| e.set_pending(err))?;
     let r = object.call_method1("__writeamf__", (output.clone_ref(py),));
     output.borrow_mut(py).live = false;
     r.map(drop).map_err(|err| e.set_pending(err))
 }
-

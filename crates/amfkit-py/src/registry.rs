@@ -83,22 +83,32 @@ pub fn _register_class(
     let _ = fields;
     for name in static_names.iter().chain(&exclude) {
         if is_dunder(name) {
-            return Err(PyValueError::new_err(format!("{name:?} cannot be an amf member name")));
+            return Err(PyValueError::new_err(format!(
+                "{name:?} cannot be an amf member name"
+            )));
         }
     }
     if alias.len() > 0xffff {
-        return Err(PyValueError::new_err("a class alias must be shorter than 65536 bytes"));
+        return Err(PyValueError::new_err(
+            "a class alias must be shorter than 65536 bytes",
+        ));
     }
     let info = Arc::new(ClassInfo {
         cls: cls.clone().unbind(),
         alias: alias.to_owned(),
-        static_py: static_names.iter().map(|n| PyString::intern(py, n).unbind()).collect(),
+        static_py: static_names
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect(),
         static_set: static_names.iter().cloned().collect(),
         static_names,
         dynamic,
         exclude: exclude.into_iter().collect(),
         externalizable,
-        slots: slots.iter().map(|n| PyString::intern(py, n).unbind()).collect(),
+        slots: slots
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect(),
     });
     let key = cls.as_ptr() as usize;
     update(|r| {
@@ -106,7 +116,12 @@ pub fn _register_class(
             if other.cls.as_ptr() as usize != key {
                 return Err(PyValueError::new_err(format!(
                     "alias {alias:?} is already registered to {}; unregister it first",
-                    other.cls.bind(py).qualname().map(|q| q.to_string()).unwrap_or_default()
+                    other
+                        .cls
+                        .bind(py)
+                        .qualname()
+                        .map(|q| q.to_string())
+                        .unwrap_or_default()
                 )));
             }
         }

@@ -49,7 +49,9 @@ static TYPES: OnceLock<Types> = OnceLock::new();
 
 #[inline]
 pub fn types() -> PyResult<&'static Types> {
-    TYPES.get().ok_or_else(|| PyRuntimeError::new_err("amfkit._amfkit is used before amfkit was imported"))
+    TYPES
+        .get()
+        .ok_or_else(|| PyRuntimeError::new_err("amfkit._amfkit is used before amfkit was imported"))
 }
 
 fn type_ptr(kwargs: &Bound<'_, PyDict>, key: &str) -> PyResult<*mut ffi::PyTypeObject> {
@@ -57,7 +59,9 @@ fn type_ptr(kwargs: &Bound<'_, PyDict>, key: &str) -> PyResult<*mut ffi::PyTypeO
         .get_item(key)?
         .ok_or_else(|| PyRuntimeError::new_err(format!("_setup needs {key}")))?;
     if !obj.is_instance_of::<pyo3::types::PyType>() {
-        return Err(PyRuntimeError::new_err(format!("_setup: {key} is not a type")));
+        return Err(PyRuntimeError::new_err(format!(
+            "_setup: {key} is not a type"
+        )));
     }
     Ok(obj.into_ptr() as *mut ffi::PyTypeObject)
 }

@@ -76,8 +76,14 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             }
             m::MOVIECLIP => Err(reserved(m::MOVIECLIP, "movieclip", start)),
             m::RECORDSET => Err(reserved(m::RECORDSET, "recordset", start)),
-            m::OBJECT_END => Err(Error::custom("object-end marker 0x09 outside an object", start)),
-            marker => Err(Error::new(ErrorKind::UnknownMarker { version: 0, marker }, start)),
+            m::OBJECT_END => Err(Error::custom(
+                "object-end marker 0x09 outside an object",
+                start,
+            )),
+            marker => Err(Error::new(
+                ErrorKind::UnknownMarker { version: 0, marker },
+                start,
+            )),
         }
     }
 
@@ -94,7 +100,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         if let Some(t) = self.classes0.get(name) {
             return Ok(t.clone());
         }
-        let def = TraitsDef { class_name: name, sealed: Vec::new(), dynamic: true, externalizable: false };
+        let def = TraitsDef {
+            class_name: name,
+            sealed: Vec::new(),
+            dynamic: true,
+            externalizable: false,
+        };
         let traits = Rc::new(v.traits(def)?);
         self.classes0.insert(name, traits.clone());
         Ok(traits)
@@ -137,7 +148,9 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let (mut object, entry) = v.object_begin(&traits, index)?;
         self.refs0.push(entry);
         while let Some((text, key)) = self.amf0_key(v)? {
-            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+            let value = self
+                .read_amf0(v)
+                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
             v.object_dynamic(&mut object, &traits, &key, value)?;
         }
         self.leave();
@@ -154,7 +167,9 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let (mut array, entry) = v.array_begin(ArrayKind::Ecma, hint, index)?;
         self.refs0.push(entry);
         while let Some((text, key)) = self.amf0_key(v)? {
-            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+            let value = self
+                .read_amf0(v)
+                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
             v.array_assoc(&mut array, &key, value)?;
         }
         self.leave();
@@ -170,7 +185,9 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let (mut array, entry) = v.array_begin(ArrayKind::Dense, count, index)?;
         self.refs0.push(entry);
         for i in 0..count {
-            let value = self.read_amf0(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+            let value = self
+                .read_amf0(v)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
             v.array_push(&mut array, value)?;
         }
         self.leave();

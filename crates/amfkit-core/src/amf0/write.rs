@@ -54,7 +54,10 @@ impl Encoder {
     #[inline]
     pub fn amf0_utf(&mut self, s: &str) -> Result<()> {
         if s.len() > 0xffff {
-            return Err(self.error(format!("a key or class name of {} bytes exceeds amf0's 65535", s.len())));
+            return Err(self.error(format!(
+                "a key or class name of {} bytes exceeds amf0's 65535",
+                s.len()
+            )));
         }
         self.out.u16(s.len() as u16);
         self.out.bytes(s.as_bytes());

@@ -45,7 +45,10 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             m::VECTOR_DOUBLE => self.amf3_number_vector(v, NumberVectorKind::Double),
             m::VECTOR_OBJECT => self.amf3_object_vector(v),
             m::DICTIONARY => self.amf3_dictionary(v),
-            marker => Err(Error::new(ErrorKind::UnknownMarker { version: 3, marker }, start)),
+            marker => Err(Error::new(
+                ErrorKind::UnknownMarker { version: 3, marker },
+                start,
+            )),
         }
     }
 
@@ -183,7 +186,8 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             Header::Reference(r) => Ok(r),
             Header::Inline(len) => {
                 let fixed = self.bytes.u8()? != 0;
-                self.bytes.check_count("vector length", len as u64, kind.item_size() as u64)?;
+                self.bytes
+                    .check_count("vector length", len as u64, kind.item_size() as u64)?;
                 let raw = self.bytes.take(len * kind.item_size())?;
                 self.count_object()?;
                 let value = v.number_vector(kind, fixed, raw)?;
@@ -201,17 +205,25 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         self.enter()?;
         self.count_object()?;
         let mut key = self.amf3_key(v)?;
-        let kind = if key.is_some() { ArrayKind::Mixed } else { ArrayKind::Dense };
+        let kind = if key.is_some() {
+            ArrayKind::Mixed
+        } else {
+            ArrayKind::Dense
+        };
         let index = self.refs3.len() as u32;
         let (mut array, entry) = v.array_begin(kind, dense, index)?;
         self.refs3.push(entry);
         while let Some((text, k)) = key {
-            let value = self.read_amf3(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+            let value = self
+                .read_amf3(v)
+                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
             v.array_assoc(&mut array, &k, value)?;
             key = self.amf3_key(v)?;
         }
         for i in 0..dense {
-            let value = self.read_amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+            let value = self
+                .read_amf3(v)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
             v.array_push(&mut array, value)?;
         }
         self.leave();
@@ -248,13 +260,16 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
                 .map_err(|e| e.within(PathSegment::Key(format!("<{class_name}>").into())))?;
         } else {
             for (slot, name) in traits.names.iter().enumerate().skip(1) {
-                let value = self.read_amf3(v).map_err(|e| e.within(PathSegment::Key((*name).into())))?;
+                let value = self
+                    .read_amf3(v)
+                    .map_err(|e| e.within(PathSegment::Key((*name).into())))?;
                 v.object_sealed(&mut object, &traits.model, slot - 1, value)?;
             }
             if traits.dynamic {
                 while let Some((text, k)) = self.amf3_key(v)? {
-                    let value =
-                        self.read_amf3(v).map_err(|e| e.within(PathSegment::Key(text.into())))?;
+                    let value = self
+                        .read_amf3(v)
+                        .map_err(|e| e.within(PathSegment::Key(text.into())))?;
                     v.object_dynamic(&mut object, &traits.model, &k, value)?;
                 }
             }
@@ -270,7 +285,8 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let dynamic = !externalizable && h & 8 != 0;
         let count = if externalizable { 0 } else { (h >> 4) as usize };
         let class_name = self.amf3_text()?;
-        self.bytes.check_count("sealed member count", count as u64, 1)?;
+        self.bytes
+            .check_count("sealed member count", count as u64, 1)?;
         // names[0] is the class name; names[1..] the sealed members.
         let mut names = Vec::with_capacity(count + 1);
         names.push(class_name);
@@ -280,8 +296,18 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             names.push(text);
             sealed.push(s);
         }
-        let model = v.traits(TraitsDef { class_name, sealed, dynamic, externalizable })?;
-        let entry = Rc::new(TraitsEntry { names, dynamic, externalizable, model });
+        let model = v.traits(TraitsDef {
+            class_name,
+            sealed,
+            dynamic,
+            externalizable,
+        })?;
+        let entry = Rc::new(TraitsEntry {
+            names,
+            dynamic,
+            externalizable,
+            model,
+        });
         self.traits3.push(entry.clone());
         Ok(entry)
     }
@@ -301,7 +327,9 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             v.array_begin(ArrayKind::ObjectVector { fixed, type_name }, len, index)?;
         self.refs3.push(entry);
         for i in 0..len {
-            let value = self.read_amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+            let value = self
+                .read_amf3(v)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
             v.array_push(&mut array, value)?;
         }
         self.leave();
@@ -321,8 +349,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let (mut dict, entry) = v.dict_begin(len, weak_keys, index)?;
         self.refs3.push(entry);
         for i in 0..len {
-            let key = self.read_amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
-            let value = self.read_amf3(v).map_err(|e| e.within(PathSegment::Index(i)))?;
+            let key = self
+                .read_amf3(v)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
+            let value = self
+                .read_amf3(v)
+                .map_err(|e| e.within(PathSegment::Index(i)))?;
             v.dict_entry(&mut dict, key, value)?;
         }
         self.leave();
@@ -332,5 +364,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
 
 #[cold]
 pub(crate) fn bad_reference(table: &'static str, index: usize, len: usize, pos: usize) -> Error {
-    Error::new(ErrorKind::BadReference { table, index: index as u32, len }, pos)
+    Error::new(
+        ErrorKind::BadReference {
+            table,
+            index: index as u32,
+            len,
+        },
+        pos,
+    )
 }

@@ -206,16 +206,23 @@ impl Encoder {
     ) -> Result<()> {
         const MAX_SEALED: usize = (1 << 25) - 1;
         if sealed.len() > MAX_SEALED {
-            return Err(self.error(format!("{} sealed members exceed amf3's limit", sealed.len())));
+            return Err(self.error(format!(
+                "{} sealed members exceed amf3's limit",
+                sealed.len()
+            )));
         }
-        let header = ((sealed.len() as u32) << 4)
-            | ((dynamic as u32) << 3)
-            | ((externalizable as u32) << 2)
-            | 0b11;
+        // U29O-traits-ext is exactly 0b0111: no dynamic flag, no sealed members.
+        let header = if externalizable {
+            0b0111
+        } else {
+            ((sealed.len() as u32) << 4) | ((dynamic as u32) << 3) | 0b0011
+        };
         self.out.u29(header);
         self.amf3_str(class_name)?;
-        for name in sealed {
-            self.amf3_str(name.as_ref())?;
+        if !externalizable {
+            for name in sealed {
+                self.amf3_str(name.as_ref())?;
+            }
         }
         let index = self.next_traits;
         self.next_traits += 1;
