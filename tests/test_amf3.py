@@ -206,6 +206,14 @@ def test_typed_objects_share_traits():
     assert amf3.encode(back) == amf3.encode(t)
 
 
+def test_typed_objects_built_apart_with_one_shape_share_traits():
+    a = amfkit.TypedObject("T", {"x": 1}, sealed=tuple(["x"]))
+    b = amfkit.TypedObject("".join(["T"]), {"x": 2}, sealed=tuple(["x"]))
+    assert a.sealed is not b.sealed
+    data = amf3.encode([a, b])
+    assert data.endswith(bytes.fromhex("0a01" "0402" "01"))  # traits reference 0, x = 2, end
+
+
 def test_typed_objects_with_other_aliases_are_not_merged():
     a = amfkit.TypedObject("A", {})
     b = amfkit.TypedObject("B", {})

@@ -38,7 +38,10 @@ pub struct PyEncoder<'py> {
     depth: u32,
     max_depth: u32,
     pub pending: Option<PyErr>,
+    /// Traits keys of TypedObjects: by the identity of (alias, sealed) first, then by
+    /// their contents, so equal shapes share one traits entry as Flash writes them.
     typed_traits: FxHashMap<(usize, usize, bool), usize>,
+    typed_shapes: FxHashMap<(String, Vec<String>, bool), usize>,
     /// String-table indexes by str object identity (checked before hashing contents),
     /// with a direct-mapped cache in front (member names repeat object after object).
     str_ids: FxHashMap<usize, u32>,
@@ -97,6 +100,7 @@ impl<'py> PyEncoder<'py> {
             max_depth,
             pending: None,
             typed_traits: FxHashMap::default(),
+            typed_shapes: FxHashMap::default(),
             str_ids,
             str_cache: Box::new([(0, 0); STR_CACHE]),
         })
@@ -843,8 +847,16 @@ impl<'py> PyEncoder<'py> {
         };
         let names: Vec<String> = sealed.extract().map_err(|e| self.set(e))?;
         let ident = (alias.as_ptr() as usize, sealed.as_ptr() as usize, dynamic);
-        let next = FIRST_SYNTHETIC_TRAITS + self.typed_traits.len();
-        let key = *self.typed_traits.entry(ident).or_insert(next);
+        let key = match self.typed_traits.get(&ident) {
+            Some(&key) => key,
+            None => {
+                let next = FIRST_SYNTHETIC_TRAITS + self.typed_shapes.len();
+                let shape = (alias_str.to_owned(), names.clone(), dynamic);
+                let key = *self.typed_shapes.entry(shape).or_insert(next);
+                self.typed_traits.insert(ident, key);
+                key
+            }
+        };
         if !self.enc.amf3_traits_reference(key) {
             self.enc
                 .amf3_traits_inline(Some(key), alias_str, &names, dynamic, false)?;
