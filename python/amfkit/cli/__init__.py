@@ -1,0 +1,7 @@
+"""The `amfkit` command line: `decode`, `encode`, `bench` (see `amfkit --help`).
+
+`amfkit.cli.main.main(argv)` runs it in-process and returns the exit status; the console
+script and `python -m amfkit` call it. `tree` prints values as indented trees, `jsonio`
+converts them to and from JSON, `detect` reads AMF bytes whose framing is not known.
+(`main` is deliberately not re-exported here: the name would hide the `main` module.)
+"""

@@ -1,0 +1,308 @@
+"""`amfkit`: the command line.
+
+    amfkit decode FILE [--amf0 | --amf3] [--all] [--json [--compact]] [--max-depth N]
+    amfkit encode FILE [--amf0 | --amf3] [--all] [--json] [-o OUT]
+    amfkit bench SUITE [ARGS ...]          (SUITE: codec)
+    amfkit --version
+
+FILE may be `-` for standard input. Exit status: 0 on success, 1 when the input cannot be
+read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
+amfkit itself is imported only by the commands that need it, so `--help` works even when
+the compiled extension is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any, BinaryIO, Sequence
+
+__all__ = ["main", "build_parser"]
+
+PROG = "amfkit"
+BENCH_SUITES = ("codec",)
+
+
+class CLIError(Exception):
+    """A failure reported as one line on standard error, with exit status 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as e:
+        print(f"{PROG} {args.command}: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`amfkit decode big.amf | head`): stop quietly.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="amfkit: a fast and safe AMF0/AMF3 toolkit.",
+        epilog="Run `amfkit COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    dec = sub.add_parser(
+        "decode",
+        help="print an AMF file as a tree (or JSON)",
+        description=(
+            "Print the AMF value(s) in FILE as an indented tree naming the AMF types, or as "
+            "JSON. Without --amf0/--amf3 the format is detected: one AMF0 value, one AMF3 "
+            "value, then a stream of AMF0 values; the first reading that uses every byte "
+            "wins and the tree's first line names it."
+        ),
+    )
+    dec.add_argument("file", metavar="FILE", help="the AMF file, or - for standard input")
+    _version_flags(dec)
+    dec.add_argument(
+        "--all",
+        action="store_true",
+        help="read a stream of values (several values back to back) and print them all",
+    )
+    dec.add_argument("--json", action="store_true", help="print JSON instead of a tree")
+    dec.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
+    dec.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        metavar="N",
+        help="the decoder's nesting limit (default: the library's, 128)",
+    )
+    dec.add_argument(
+        "--max-string",
+        type=_positive_int,
+        default=120,
+        metavar="N",
+        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
+    )
+    dec.set_defaults(func=cmd_decode)
+
+    enc = sub.add_parser(
+        "encode",
+        help="write AMF bytes from JSON",
+        description=(
+            "Read JSON (in the form `decode --json` prints) and write AMF bytes. "
+            "AMF0 unless --amf3 is given."
+        ),
+    )
+    enc.add_argument("file", metavar="FILE", help="the JSON file, or - for standard input")
+    _version_flags(enc)
+    enc.add_argument("--json", action="store_true", help="the input is JSON (the default and only form)")
+    enc.add_argument(
+        "--all",
+        action="store_true",
+        help="the JSON is a list: write its items as a stream sharing one reference table",
+    )
+    enc.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="OUT",
+        help="where to write (default -: standard output, refused if it is a terminal)",
+    )
+    enc.set_defaults(func=cmd_encode)
+
+    bench = sub.add_parser(
+        "bench",
+        help="run a benchmark (amfkit.benchlab)",
+        description="Run a benchmark suite of amfkit.benchlab; ARGS go to the suite.",
+        add_help=True,
+    )
+    bench.add_argument("suite", choices=BENCH_SUITES, metavar="SUITE", help="one of: " + ", ".join(BENCH_SUITES))
+    bench.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the suite (--quick, --size N, ...)")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+# -- commands --------------------------------------------------------------------------
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    from .detect import DetectError, decode_auto
+
+    data = _read_input(args.file)
+    _import_amfkit()
+    try:
+        decoded = decode_auto(
+            data,
+            version=args.version,
+            stream=True if args.all else None,
+            max_depth=args.max_depth,
+        )
+    except DetectError as e:
+        raise CLIError(f"{_name(args.file)}: {e}") from None
+    out = sys.stdout
+    if args.json:
+        from .jsonio import iter_json
+
+        for piece in iter_json(decoded.value, indent=None if args.compact else 2):
+            out.write(piece)
+        out.write("\n")
+    else:
+        from .tree import iter_lines, iter_stream_lines
+
+        out.write(f"# {decoded.describe()}\n")
+        if decoded.stream:
+            lines = iter_stream_lines(decoded.values, version=decoded.version, max_string=args.max_string)
+        else:
+            lines = iter_lines(decoded.value, version=decoded.version, max_string=args.max_string)
+        for line in lines:
+            out.write(line + "\n")
+    out.flush()
+    return 0
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from .jsonio import JSONInputError, loads
+
+    raw = _read_input(args.file)
+    amfkit = _import_amfkit()
+    try:
+        value = loads(raw)
+    except JSONInputError as e:
+        raise CLIError(f"{_name(args.file)}: {e}") from None
+    module = amfkit.amf3 if args.version == 3 else amfkit.amf0
+    try:
+        if args.all:
+            if not isinstance(value, list):
+                raise CLIError(f"{_name(args.file)}: --all needs a JSON list of values")
+            data = module.Encoder().encode_all(value)
+        else:
+            data = module.encode(value)
+    except amfkit.EncodeError as e:
+        raise CLIError(f"{_name(args.file)}: {e}") from None
+    _write_output(args.output, data)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    name = f"amfkit.benchlab.{args.suite}"
+    try:
+        module = importlib.import_module(name)
+    except ImportError as e:
+        missing = getattr(e, "name", None) or ""
+        hint = ""
+        if missing and not missing.startswith("amfkit"):
+            hint = " (the benchmarks need the dev tools: `make venv`, or pip install 'amfkit[dev]')"
+        raise CLIError(f"cannot load {name}: {e}{hint}") from None
+    run = getattr(module, "main", None)
+    if not callable(run):
+        raise CLIError(f"{name} has no main(argv) function")
+    try:
+        result = run(list(args.args))
+    except SystemExit as e:  # a suite may use argparse too
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return result if isinstance(result, int) else 0
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, importing amfkit only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit(0)
+
+
+def version_text() -> str:
+    """`amfkit 0.1.0`, or the installed version and why the extension failed to load."""
+    try:
+        import amfkit
+
+        return f"{PROG} {amfkit.__version__}"
+    except ImportError as e:
+        try:
+            from importlib.metadata import version
+
+            v = version("amfkit")
+        except Exception:
+            v = "unknown"
+        return f"{PROG} {v} (the compiled extension does not load: {e})"
+
+
+def _version_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--amf0", dest="version", action="store_const", const=0, help="AMF0")
+    g.add_argument("--amf3", dest="version", action="store_const", const=3, help="AMF3")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        stream: BinaryIO | None = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise CLIError("standard input is not available")
+        return stream.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise CLIError(f"{path}: {e.strerror or e}") from None
+
+
+def _write_output(path: str, data: bytes) -> None:
+    if path == "-":
+        if sys.stdout.isatty():
+            raise CLIError("refusing to write AMF bytes to a terminal; use -o FILE or a pipe")
+        sys.stdout.flush()
+        stream: BinaryIO | None = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            raise CLIError("standard output takes no bytes here; use -o FILE")
+        stream.write(data)
+        stream.flush()
+        return
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise CLIError(f"{path}: {e.strerror or e}") from None
+
+
+def _import_amfkit() -> Any:
+    try:
+        import amfkit
+    except ImportError as e:
+        raise CLIError(f"amfkit does not load ({e}); build it with `make build`") from None
+    return amfkit
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
