@@ -7,7 +7,6 @@ registered class is created with `cls.__new__(cls)` and its members are set afte
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable
 
 from . import _amfkit
@@ -56,8 +55,6 @@ def register_class(
         for hook in ("__readamf__", "__writeamf__"):
             if not callable(getattr(cls, hook, None)):
                 raise TypeError(f"externalizable class {cls.__qualname__} needs a {hook} method")
-    slots = _slot_names(cls)
-    fields = tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
     _amfkit._register_class(
         cls,
         alias,
@@ -65,8 +62,7 @@ def register_class(
         bool(dynamic),
         tuple(exclude),
         bool(externalizable),
-        slots,
-        fields,
+        _slot_names(cls),
     )
     return cls
 

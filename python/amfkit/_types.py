@@ -108,7 +108,7 @@ class TypedObject(dict):
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __reduce__(self):  # pickle/copy keep the alias and the trait shape
         return (

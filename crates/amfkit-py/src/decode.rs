@@ -710,6 +710,14 @@ fn dunder(name: &str, alias: &str) -> Error {
     )
 }
 
+// The Python signatures spell the default limits out (so that they show in help());
+// they must stay the core's defaults.
+const _: () = assert!(
+    Limits::DEFAULT.max_depth == 128
+        && Limits::DEFAULT.max_objects == 10_000_000
+        && Limits::DEFAULT.max_size == 268_435_456
+);
+
 /// Which AMF version a top-level value is read as.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Version {
@@ -817,7 +825,7 @@ macro_rules! decoder_class {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+            #[pyo3(signature = (*, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
             fn new(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Self> {
                 Ok($name { opts: options(max_depth, max_objects, max_size, tz_aware)? })
             }
@@ -881,7 +889,7 @@ pub fn options(
 
 /// Decode one AMF0 value.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
 pub fn amf0_decode<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
@@ -902,7 +910,7 @@ pub fn amf0_decode<'py>(
 
 /// Decode one AMF3 value.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=Limits::DEFAULT.max_depth, max_objects=Limits::DEFAULT.max_objects, max_size=Limits::DEFAULT.max_size, tz_aware=false))]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
 pub fn amf3_decode<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,

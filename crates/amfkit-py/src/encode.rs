@@ -26,7 +26,6 @@ const ARRAY_COLLECTION_TRAITS: usize = 2;
 const OBJECT_PROXY_TRAITS: usize = 3;
 const FIRST_SYNTHETIC_TRAITS: usize = 5;
 
-pub const DEFAULT_MAX_DEPTH: u32 = 1024;
 
 pub struct PyEncoder<'py> {
     py: Python<'py>,
@@ -1380,7 +1379,7 @@ macro_rules! encoder_class {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+            #[pyo3(signature = (*, default=None, max_depth=1024))]
             fn new(default: Option<Py<PyAny>>, max_depth: u32) -> PyResult<Self> {
                 check_depth(max_depth)?;
                 Ok($name {
@@ -1447,7 +1446,7 @@ fn check_depth(max_depth: u32) -> PyResult<()> {
 
 /// Encode one value as AMF0.
 #[pyfunction]
-#[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (obj, /, *, default=None, max_depth=1024))]
 pub fn amf0_encode<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
@@ -1460,7 +1459,7 @@ pub fn amf0_encode<'py>(
 
 /// Encode one value as AMF3.
 #[pyfunction]
-#[pyo3(signature = (obj, /, *, default=None, max_depth=DEFAULT_MAX_DEPTH))]
+#[pyo3(signature = (obj, /, *, default=None, max_depth=1024))]
 pub fn amf3_encode<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,

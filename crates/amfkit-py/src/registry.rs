@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What the codec knows of one registered class.
@@ -77,10 +77,8 @@ pub fn _register_class(
     exclude: Vec<String>,
     externalizable: bool,
     slots: Vec<String>,
-    fields: &Bound<'_, PyTuple>,
 ) -> PyResult<()> {
     let py = cls.py();
-    let _ = fields;
     for name in static_names.iter().chain(&exclude) {
         if is_dunder(name) {
             return Err(PyValueError::new_err(format!(

@@ -1,0 +1,69 @@
+"""benchlab: amfkit's benchmark experiments, measured against the peers in one run.
+
+    amfkit bench --list
+    amfkit bench codec --quick
+    python -m amfkit.benchlab.codec --size 50000 --graphs complex
+
+An experiment is one module in this package with the same small shape:
+
+- `NAME` and `SUMMARY` (one line for `--list`);
+- `Options`, a dataclass of what to run, and `parse_options(argv) -> Options`;
+- `run(options) -> dict`: set up the variants, check each one's output for correctness,
+  then time it (`benchlab.timing`), and return a JSON-ready report whose `"ok"` says
+  whether every check passed and whose `"results"` holds one row per measured case;
+- `format_report(report) -> str`: the plain-text table;
+- `main(argv) -> int`: the command line (0 when every check passed).
+
+Adding an experiment is that module plus one line in `EXPERIMENTS` below. The registry
+maps names to module paths, imported on first use, so `--list` (and importing amfkit)
+never imports a peer library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+
+__all__ = ["EXPERIMENTS", "experiment", "main", "names"]
+
+#: Experiment name -> module implementing it (see the module docstring for its shape).
+EXPERIMENTS: dict[str, str] = {
+    "codec": "amfkit.benchlab.codec",
+}
+
+
+def names() -> list[str]:
+    """The registered experiment names, in registration order."""
+    return list(EXPERIMENTS)
+
+
+def experiment(name: str) -> ModuleType:
+    """The module of experiment `name`; `KeyError` naming the choices if it is unknown."""
+    try:
+        path = EXPERIMENTS[name]
+    except KeyError:
+        raise KeyError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}") from None
+    return importlib.import_module(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`amfkit bench [--list] [NAME [options]]`: run one experiment (default: codec) with its options."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("--list", "-l"):
+        for name in EXPERIMENTS:
+            print(f"{name:12}  {getattr(experiment(name), 'SUMMARY', '')}")
+        return 0
+    if args and args[0] in ("-h", "--help"):
+        print("usage: amfkit bench [--list] [EXPERIMENT [options]]")
+        print(f"experiments: {', '.join(EXPERIMENTS)}; `amfkit bench EXPERIMENT --help` lists its options")
+        return 0
+    name = "codec"
+    if args and not args[0].startswith("-"):
+        name = args.pop(0)
+    try:
+        module = experiment(name)
+    except KeyError as exc:
+        print(f"amfkit bench: {exc.args[0]}", file=sys.stderr)
+        return 2
+    return int(module.main(args))

@@ -1,0 +1,530 @@
+"""The `codec` experiment: AMFBench graphs through amfkit and its peers, in one run.
+
+    amfkit bench codec                       # 10,000 items, every graph, 5 repetitions
+    python -m amfkit.benchlab.codec --quick  # 1,000 items, 1 repetition (seconds)
+    python -m amfkit.benchlab.codec --size 50000 --graphs complex --json out/codec.json
+
+What it does, per graph (`graphs.py`: simple, complex, static, reference) and per variant:
+
+1. **Setup**: the benchmark classes are registered with each AMF library (and
+   unregistered afterwards, so the process's registries are left as they were).
+2. **Check**: encode once, decode once, compare with the input (`graphs.same_graph`):
+   AMF codecs and pickle must give back the typed objects and the shared references;
+   orjson and msgpack, which get the plain-dict twin of the graph, must give back equal
+   data. The check doubles as the warm-up of the slow pure-Python peers.
+3. **Time**: `timing.measure` for encode and for decode (warm-up, repetitions, median
+   with min-max, wall and CPU time, GC collected before and disabled during each call).
+4. **Size**: the encoded length, and its length gzipped at level 6.
+
+The variants: amfkit AMF3 and AMF0 with reusable `Encoder`/`Decoder` objects (the
+baseline is amfkit AMF3) and with the module-level `encode`/`decode` functions; Py3AMF in
+pure-Python mode (its C extension too when it is importable), pickle protocol 5,
+orjson and msgpack. Py3AMF takes a few hundred milliseconds per 10,000-item graph, so it
+gets at most 3 repetitions; the table says how many each row had.
+
+`run(options)` returns the whole report as a JSON-ready dict; `format_report(report)`
+renders it as the plain-text table; `main(argv)` parses the command line, prints the
+table and returns 0, or 1 when a correctness check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import gzip
+import importlib
+import pickle
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator
+
+from . import graphs
+from .timing import machine_facts, measure
+
+__all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run"]
+
+NAME = "codec"
+SUMMARY = "AMFBench graphs (seed 004): encode/decode time and size, amfkit vs Py3AMF, pickle, orjson, msgpack"
+
+BASELINE = "amfkit AMF3"
+QUICK_SIZE = 1_000
+DEFAULT_SIZE = 10_000
+DEFAULT_REPEAT = 5
+SLOW_REPEAT_CAP = 3
+GZIP_LEVEL = 6
+
+
+@dataclass
+class Options:
+    """What to run. `repeat` applies to the fast variants; slow ones get `slow_repeat`."""
+
+    size: int = DEFAULT_SIZE
+    graphs: tuple[str, ...] = graphs.GRAPH_NAMES
+    repeat: int = DEFAULT_REPEAT
+    slow_repeat: int = SLOW_REPEAT_CAP
+    py3amf: bool = True
+    quick: bool = False
+    json_path: str | None = None
+    progress: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("progress", None)
+        data["graphs"] = list(self.graphs)
+        return data
+
+
+@dataclass
+class Variant:
+    """One codec under test: a name, what it is fed, and its encode and decode callables."""
+
+    name: str
+    library: str
+    format: str
+    input: str  # "amf": typed objects and shared references; "json": the plain-dict twin
+    encode: Callable[[Any], bytes]
+    decode: Callable[[bytes], Any]
+    slow: bool = False
+    noisy: bool = False  # emits warnings on its first calls (lazy imports); checked quietly
+
+    @property
+    def keeps_references(self) -> bool:
+        return self.input == "amf"
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def _amfkit_variants(stack: contextlib.ExitStack, versions: dict[str, str | None]) -> list[Variant]:
+    import amfkit
+
+    versions["amfkit"] = getattr(amfkit, "__version__", None)
+    for cls, spec in graphs.CLASSES.items():
+        amfkit.register_class(cls, spec.alias, static=spec.static or None, dynamic=spec.dynamic)
+        stack.callback(amfkit.unregister_class, cls)
+    variants = []
+    for fmt, module in (("AMF3", amfkit.amf3), ("AMF0", amfkit.amf0)):
+        encoder, decoder = module.Encoder(), module.Decoder()
+        variants.append(Variant(f"amfkit {fmt}", "amfkit", fmt, "amf", encoder.encode, decoder.decode))
+    for fmt, module in (("AMF3", amfkit.amf3), ("AMF0", amfkit.amf0)):
+        variants.append(Variant(f"amfkit {fmt} fn", "amfkit", fmt, "amf", module.encode, module.decode))
+    return variants
+
+
+def _py3amf_variants(stack: contextlib.ExitStack, versions: dict[str, str | None], skipped: list[dict[str, str]]) -> list[Variant]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pyamf  # type: ignore[import-untyped]
+
+    versions["py3amf"] = str(getattr(pyamf, "__version__", "unknown"))
+    for cls, spec in graphs.CLASSES.items():
+        if spec.static:
+            # Py3AMF reads sealed members from the class's `__amf__` attribute; it is set
+            # only for the run and removed with the registration.
+            cls.__amf__ = {"static": spec.static, "dynamic": spec.dynamic}  # type: ignore[attr-defined]
+            stack.callback(delattr, cls, "__amf__")
+        pyamf.register_class(cls, spec.alias)
+        stack.callback(pyamf.unregister_class, spec.alias)
+
+    def pair(fmt: str, encoding: int, use_ext: bool) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
+        def encode(obj: Any) -> bytes:
+            return pyamf.encode(obj, encoding=encoding, use_ext=use_ext).getvalue()
+
+        def decode(data: bytes) -> Any:
+            return pyamf.decode(data, encoding=encoding, use_ext=use_ext).readElement()
+
+        return encode, decode
+
+    variants = []
+    for fmt, encoding in (("AMF3", pyamf.AMF3), ("AMF0", pyamf.AMF0)):
+        enc, dec = pair(fmt, encoding, False)
+        variants.append(Variant(f"py3amf {fmt}", "py3amf (pure)", fmt, "amf", enc, dec, slow=True, noisy=True))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module("cpyamf.amf3")
+            importlib.import_module("cpyamf.amf0")
+    except ImportError:
+        skipped.append({"peer": "py3amf ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
+    else:
+        for fmt, encoding in (("AMF3", pyamf.AMF3), ("AMF0", pyamf.AMF0)):
+            enc, dec = pair(fmt, encoding, True)
+            variants.append(Variant(f"py3amf-ext {fmt}", "py3amf (Cython)", fmt, "amf", enc, dec, noisy=True))
+    return variants
+
+
+def _pickle_variants(versions: dict[str, str | None]) -> list[Variant]:
+    versions["pickle"] = f"protocol 5 (Python {sys.version.split()[0]})"
+    return [
+        Variant(
+            "pickle 5",
+            "pickle",
+            "pickle",
+            "amf",
+            lambda obj: pickle.dumps(obj, protocol=5),
+            pickle.loads,
+        )
+    ]
+
+
+def _orjson_variants(versions: dict[str, str | None]) -> list[Variant]:
+    import orjson
+
+    versions["orjson"] = getattr(orjson, "__version__", None)
+    return [Variant("orjson", "orjson", "JSON", "json", orjson.dumps, orjson.loads)]
+
+
+def _msgpack_variants(versions: dict[str, str | None]) -> list[Variant]:
+    import msgpack  # type: ignore[import-untyped]
+
+    versions["msgpack"] = ".".join(map(str, getattr(msgpack, "version", ()))) or None
+    return [Variant("msgpack", "msgpack", "MessagePack", "json", msgpack.packb, msgpack.unpackb)]
+
+
+@contextlib.contextmanager
+def _variants(options: Options, versions: dict[str, str | None], skipped: list[dict[str, str]]) -> Iterator[list[Variant]]:
+    """Set up every variant (registering classes), yield them, then undo the registrations."""
+    with contextlib.ExitStack() as stack:
+        variants = _amfkit_variants(stack, versions)
+        optional: list[tuple[str, Callable[[], list[Variant]]]] = []
+        if options.py3amf:
+            optional.append(("py3amf", lambda: _py3amf_variants(stack, versions, skipped)))
+        else:
+            skipped.append({"peer": "py3amf", "reason": "--no-py3amf"})
+        optional += [
+            ("pickle", lambda: _pickle_variants(versions)),
+            ("orjson", lambda: _orjson_variants(versions)),
+            ("msgpack", lambda: _msgpack_variants(versions)),
+        ]
+        for name, factory in optional:
+            try:
+                variants += factory()
+            except ImportError as exc:
+                skipped.append({"peer": name, "reason": f"not installed ({exc})"})
+        yield variants
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _check(variant: Variant, graph: Any) -> tuple[bytes | None, dict[str, Any]]:
+    """Round-trip `graph` once through `variant`; return the bytes and the check record."""
+    quiet = warnings.catch_warnings() if variant.noisy else contextlib.nullcontext()
+    with quiet:
+        if variant.noisy:
+            warnings.simplefilter("ignore")
+        try:
+            data = variant.encode(graph)
+        except Exception as exc:  # a peer failing is a result, not a crash of the benchmark
+            return None, {"ok": False, "detail": f"encode raised {type(exc).__name__}: {exc}"}
+        try:
+            decoded = variant.decode(data)
+        except Exception as exc:
+            return data, {"ok": False, "detail": f"decode raised {type(exc).__name__}: {exc}"}
+    problem = graphs.same_graph(graph, decoded, refs=variant.keeps_references)
+    return data, {"ok": problem is None, "detail": problem or ""}
+
+
+def run(options: Options) -> dict[str, Any]:
+    """Run the experiment; return the report (JSON-ready: plain dicts, lists, numbers, strings)."""
+    unknown = [name for name in options.graphs if name not in graphs.BUILDERS]
+    if unknown:
+        raise ValueError(f"unknown graph(s) {', '.join(unknown)}; choose from {', '.join(graphs.GRAPH_NAMES)}")
+    progress = options.progress or (lambda message: None)
+    versions: dict[str, str | None] = {"python": sys.version.split()[0]}
+    skipped: list[dict[str, str]] = []
+    machine = machine_facts()  # load average before the run loads the machine
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    with _variants(options, versions, skipped) as variants:
+        for graph_name in options.graphs:
+            amf_graph, json_graph = graphs.build(graph_name, options.size)
+            for variant in variants:
+                graph = amf_graph if variant.input == "amf" else json_graph
+                progress(f"{graph_name} x{options.size:,}: {variant.name}")
+                rows.append(_run_variant(variant, graph_name, graph, options))
+            graph = amf_graph = json_graph = None
+            gc.collect()
+    machine["versions"] = versions
+    _add_ratios(rows)
+    return {
+        "experiment": NAME,
+        "summary": SUMMARY,
+        "options": options.to_dict(),
+        "machine": machine,
+        "baseline": BASELINE,
+        "elapsed_s": round(time.perf_counter() - started, 3),
+        "results": rows,
+        "skipped": skipped,
+        "ok": all(row["check"]["ok"] for row in rows),
+    }
+
+
+def _run_variant(variant: Variant, graph_name: str, graph: Any, options: Options) -> dict[str, Any]:
+    data, check = _check(variant, graph)
+    repeat = min(options.repeat, options.slow_repeat) if variant.slow else options.repeat
+    # The slow pure-Python peers were just warmed up by the check; the rest get a warm-up call.
+    warmup = 0 if variant.slow else 1
+    row: dict[str, Any] = {
+        "graph": graph_name,
+        "size": options.size,
+        "peer": variant.name,
+        "library": variant.library,
+        "format": variant.format,
+        "input": variant.input,
+        "slow": variant.slow,
+        "check": check,
+        "encode": None,
+        "decode": None,
+        "bytes": None,
+        "bytes_gzip": None,
+    }
+    if data is None:
+        return row
+    row["bytes"] = len(data)
+    row["bytes_gzip"] = len(gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0))
+    row["encode"] = measure(variant.encode, graph, repeat=repeat, warmup=warmup).to_dict()
+    if check["detail"].startswith("decode raised"):
+        return row
+    row["decode"] = measure(variant.decode, data, repeat=repeat, warmup=warmup).to_dict()
+    return row
+
+
+def _add_ratios(rows: list[dict[str, Any]]) -> None:
+    """Each row's median time and size divided by the baseline's on the same graph (>1: slower/bigger)."""
+    base = {row["graph"]: row for row in rows if row["peer"] == BASELINE}
+    for row in rows:
+        ratios: dict[str, float | None] = {"encode": None, "decode": None, "bytes": None}
+        ref = base.get(row["graph"])
+        if ref is not None:
+            for key in ("encode", "decode"):
+                if row[key] and ref[key] and ref[key]["wall_ms"]["median"] > 0:
+                    ratios[key] = row[key]["wall_ms"]["median"] / ref[key]["wall_ms"]["median"]
+            if row["bytes"] and ref["bytes"]:
+                ratios["bytes"] = row["bytes"] / ref["bytes"]
+        row["vs_baseline"] = ratios
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _waited(timing: dict[str, Any] | None) -> bool:
+    """True when the median wall time exceeds the CPU time by over 25%: the process was kept waiting."""
+    if not timing:
+        return False
+    wall, cpu = timing["wall_ms"]["median"], timing["cpu_ms"]["median"]
+    return wall > 0.05 and wall > 1.25 * cpu
+
+
+def _timing_cell(timing: dict[str, Any] | None) -> str:
+    if not timing:
+        return "-"
+    wall = timing["wall_ms"]
+    mark = "*" if _waited(timing) else ""
+    return f"{mark}{_ms(wall['median'])} ({_ms(wall['min'])}-{_ms(wall['max'])})"
+
+
+def _ratio_cell(ratio: float | None, peer: str) -> str:
+    if peer == BASELINE:
+        return "baseline"
+    if ratio is None or ratio <= 0:
+        return "-"
+    if ratio >= 1:
+        return f"{_factor(ratio)} slower"
+    return f"{_factor(1 / ratio)} faster"
+
+
+def _factor(x: float) -> str:
+    if x >= 100:
+        return f"{x:,.0f}x"
+    if x >= 10:
+        return f"{x:.1f}x"
+    return f"{x:.2f}x"
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    return [line(headers), line(["-" * width for width in widths]), *(line(row) for row in rows)]
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as plain aligned text: a table per graph, then the goals and the machine."""
+    machine = report["machine"]
+    options = report["options"]
+    out = [
+        f"amfkit bench codec: AMFBench graphs, {options['size']:,} items each",
+        "times are wall-clock milliseconds, median (min-max) of the repetitions in column 'n';",
+        f"ratios compare the median with {BASELINE} (reusable Encoder/Decoder) on the same graph;",
+        "'fn' rows use the module-level encode/decode; JSON peers get the same data as plain dicts.",
+    ]
+    headers = ["peer", "n", "encode ms", "decode ms", "bytes", "gzip -6", "encode", "decode", "size", "check"]
+    right = {1, 2, 3, 4, 5, 6, 7, 8}
+    graph_names = list(dict.fromkeys(row["graph"] for row in report["results"]))
+    failures = []
+    for graph_name in graph_names:
+        rows = [row for row in report["results"] if row["graph"] == graph_name]
+        body = []
+        for row in rows:
+            timing = row["encode"] or row["decode"] or {}
+            ratios = row.get("vs_baseline") or {}
+            size_ratio = ratios.get("bytes")
+            body.append(
+                [
+                    row["peer"],
+                    str(timing.get("repeat", "-")),
+                    _timing_cell(row["encode"]),
+                    _timing_cell(row["decode"]),
+                    f"{row['bytes']:,}" if row["bytes"] is not None else "-",
+                    f"{row['bytes_gzip']:,}" if row["bytes_gzip"] is not None else "-",
+                    _ratio_cell(ratios.get("encode"), row["peer"]),
+                    _ratio_cell(ratios.get("decode"), row["peer"]),
+                    "1.00x" if row["peer"] == BASELINE else (f"{size_ratio:.2f}x" if size_ratio else "-"),
+                    "ok" if row["check"]["ok"] else "FAILED",
+                ]
+            )
+            if not row["check"]["ok"]:
+                failures.append(f"  {graph_name} / {row['peer']}: {row['check']['detail']}")
+        out += ["", f"{graph_name} ({rows[0]['size']:,} items)", *_table(headers, body, right)]
+    slow = sorted({row["peer"] for row in report["results"] if row.get("slow")})
+    if slow:
+        out += [
+            "",
+            f"{', '.join(slow)}: pure Python, so at most {options['slow_repeat']} repetition(s)"
+            " and no separate warm-up (the correctness check run warms it up).",
+        ]
+    if any(_waited(row[key]) for row in report["results"] for key in ("encode", "decode")):
+        out += ["", "* wall time over 1.25x the CPU time: the process was kept waiting (another load?); rerun on a quiet machine."]
+    out += _goal_lines(report)
+    if failures:
+        out += ["", "correctness checks FAILED:", *failures]
+    for skip in report["skipped"]:
+        out.append(f"skipped {skip['peer']}: {skip['reason']}")
+    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items() if version)
+    load = machine["load_average"]
+    out += [
+        "",
+        f"machine: {machine['cpu']}, {machine['cpu_count']} cores, {machine['platform']}",
+        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
+        f"versions: {versions}",
+    ]
+    return "\n".join(out)
+
+
+def _goal_lines(report: dict[str, Any]) -> list[str]:
+    """The issue's performance goal on the complex graph: AMF3 >= 50x pure Py3AMF, no slower than orjson."""
+    rows = {row["peer"]: row for row in report["results"] if row["graph"] == "complex"}
+    base = rows.get(BASELINE)
+    if not base or not base["encode"] or not base["decode"]:
+        return []
+    note = "" if base["size"] == DEFAULT_SIZE else f"; the issue sets them at {DEFAULT_SIZE:,}"
+    lines = ["", f"goals on complex ({base['size']:,} items{note}):"]
+    targets = (("py3amf AMF3", 50.0, ">= 50x faster"), ("orjson", 1.0, "no slower"))
+    for peer, factor, wording in targets:
+        row = rows.get(peer)
+        if not row:
+            continue
+        for key in ("encode", "decode"):
+            ratio = row["vs_baseline"].get(key)
+            if ratio is None:
+                continue
+            verdict = "met" if ratio >= factor else "NOT met"
+            speed = f"{_factor(ratio)} faster" if ratio >= 1 else f"{_factor(1 / ratio)} slower"
+            noisy = " (*: timing disturbed, rerun)" if _waited(row[key]) or _waited(base[key]) else ""
+            lines.append(f"  {BASELINE} {key} vs {peer}: {speed} (goal {wording}): {verdict}{noisy}")
+    return lines
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="amfkit bench codec",
+        description=SUMMARY,
+    )
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_SIZE:,} items and 1 repetition (a correctness run)")
+    parser.add_argument("--size", type=int, help=f"items per graph (default {DEFAULT_SIZE:,}; --quick: {QUICK_SIZE:,})")
+    parser.add_argument(
+        "--graphs",
+        default=",".join(graphs.GRAPH_NAMES),
+        help=f"comma-separated graphs to run (default: {','.join(graphs.GRAPH_NAMES)})",
+    )
+    parser.add_argument("--repeat", type=int, help=f"timed repetitions (default {DEFAULT_REPEAT}; --quick: 1)")
+    parser.add_argument("--no-py3amf", action="store_true", help="leave out Py3AMF (the slowest peer)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results and machine facts as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    return parser
+
+
+def parse_options(argv: list[str] | None = None) -> Options:
+    """Command-line arguments -> `Options` (exits with status 2 on bad arguments, as argparse does)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    size = args.size if args.size is not None else (QUICK_SIZE if args.quick else DEFAULT_SIZE)
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else DEFAULT_REPEAT)
+    if size < 1:
+        parser.error("--size must be at least 1")
+    if repeat < 1:
+        parser.error("--repeat must be at least 1")
+    chosen = tuple(name.strip() for name in args.graphs.split(",") if name.strip())
+    unknown = [name for name in chosen if name not in graphs.BUILDERS]
+    if unknown or not chosen:
+        parser.error(f"--graphs: choose from {','.join(graphs.GRAPH_NAMES)}")
+    progress = None if args.quiet else (lambda message: print(f"codec: {message}", file=sys.stderr, flush=True))
+    return Options(
+        size=size,
+        graphs=chosen,
+        repeat=repeat,
+        slow_repeat=min(repeat, SLOW_REPEAT_CAP),
+        py3amf=not args.no_py3amf,
+        quick=args.quick,
+        json_path=args.json,
+        progress=progress,
+    )
+
+
+def write_json(report: dict[str, Any], path: str) -> None:
+    import json
+    import os
+
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`amfkit bench codec [options]`: print the table; 0 if every check passed, else 1."""
+    options = parse_options(argv)
+    report = run(options)
+    print(format_report(report))
+    if options.json_path:
+        write_json(report, options.json_path)
+        print(f"results written to {options.json_path}")
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Object graphs for the codec benchmark, after the four AMFBench builders of seed 004.
+
+Each builder takes a size `n` and returns `(amf_graph, json_graph)`:
+
+- `amf_graph` is what the AMF codecs (and pickle) get: typed objects of the classes
+  below, shared references kept as shared Python objects.
+- `json_graph` is the same data for the JSON-family peers (orjson, msgpack): typed
+  objects become plain dicts of their members and every shared reference becomes its
+  own copy, since those formats have neither classes nor references.
+
+The builders, and what each one stresses:
+
+- `simple`: a list of `n` flat anonymous dicts of scalars; no object references (AMF3
+  still shares the member names through its string table).
+- `complex`: a list of `n` typed `Node` objects, each with a None, a small list, a small
+  dict, a shared string (the very same `str` object in every node), an int, a float, a
+  non-ASCII string, a sub-object, and a second reference to that same sub-object. This
+  is the "real world" graph whose 10,000-item figures the seed article reports.
+- `static`: a list of `n` typed `Score` objects whose class is registered with sealed
+  (static) members and no dynamic ones, so AMF3 writes one trait and then only values.
+- `reference`: a list of `n` entries drawn from a handful of objects (typed and
+  anonymous), each referenced thousands of times; it measures the reference tables.
+
+`same_graph` compares a decoded graph with the original: typed objects must come back
+as instances of the same class with equal members, and (when `refs=True`) objects that
+were shared must be shared again, no more and no less.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = [
+    "BUILDERS",
+    "CLASSES",
+    "ClassSpec",
+    "GRAPH_NAMES",
+    "Node",
+    "SHARED_STRING",
+    "Score",
+    "build",
+    "build_complex",
+    "build_reference",
+    "build_simple",
+    "build_static",
+    "same_graph",
+    "to_plain",
+]
+
+
+class Node:
+    """A dynamic typed object (alias `org.amfkit.bench.Node`): members live in `__dict__`."""
+
+    def __init__(self, **members: Any) -> None:
+        self.__dict__.update(members)
+
+    def __repr__(self) -> str:
+        return f"Node({self.__dict__!r})"
+
+
+class Score:
+    """A typed object with sealed members only (alias `org.amfkit.bench.Score`)."""
+
+    def __init__(self, name: str | None = None, score: float | None = None, rank: int | None = None) -> None:
+        self.name = name
+        self.score = score
+        self.rank = rank
+
+    def __repr__(self) -> str:
+        return f"Score(name={self.name!r}, score={self.score!r}, rank={self.rank!r})"
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """How a benchmark class is registered with each AMF library."""
+
+    alias: str
+    static: tuple[str, ...] = ()
+    dynamic: bool = True
+
+
+#: The classes every AMF peer registers before the run (and unregisters after).
+CLASSES: dict[type, ClassSpec] = {
+    Node: ClassSpec("org.amfkit.bench.Node"),
+    Score: ClassSpec("org.amfkit.bench.Score", static=("name", "score", "rank"), dynamic=False),
+}
+
+#: The one string object every complex node refers to (AMF3 writes it once, then references).
+SHARED_STRING = "a string every node shares"
+
+#: A non-ASCII string (2- and 3-byte UTF-8 sequences) for every complex node.
+_NON_ASCII = "ünïcødé ✓ Ωμέγα 東京"
+
+
+def build_simple(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`n` flat anonymous dicts of scalars (no shared objects)."""
+    items = [
+        {
+            "id": i,
+            "count": 10,
+            "ratio": i * 0.25,
+            "active": i % 2 == 0,
+            "label": f"item number {i}",
+        }
+        for i in range(n)
+    ]
+    return items, to_plain(items)
+
+
+def build_complex(n: int) -> tuple[list[Node], list[dict[str, Any]]]:
+    """`n` typed nodes mixing scalars, containers, a shared string and a doubly referenced sub-object."""
+    nodes = []
+    for i in range(n):
+        child = Node(number=i)
+        nodes.append(
+            Node(
+                nothing=None,
+                tags=["alpha", "beta"],
+                attrs={"kind": "leaf"},
+                shared=SHARED_STRING,
+                number=i,
+                ratio=i + 0.5,
+                text=_NON_ASCII,
+                child=child,
+                again=child,
+            )
+        )
+    return nodes, to_plain(nodes)
+
+
+def build_static(n: int) -> tuple[list[Score], list[dict[str, Any]]]:
+    """`n` typed objects of a class registered with sealed members only."""
+    scores = [Score(name=f"player {i}", score=i / 3, rank=i) for i in range(n)]
+    return scores, to_plain(scores)
+
+
+def build_reference(n: int, distinct: int = 5) -> tuple[list[Any], list[Any]]:
+    """`n` entries that all point at `distinct` objects (mixed typed and anonymous, nested)."""
+    shared_list = ["one", "two", "three"]
+    pool: list[Any] = []
+    for j in range(distinct):
+        if j % 2 == 0:
+            pool.append(Node(slot=j, name=f"shared node {j}", items=shared_list))
+        else:
+            pool.append({"slot": j, "name": f"shared dict {j}", "items": shared_list})
+    items = [pool[i % distinct] for i in range(n)]
+    return items, to_plain(items)
+
+
+#: Builder name -> builder; the order is the order of the printed report.
+BUILDERS: dict[str, Callable[[int], tuple[Any, Any]]] = {
+    "simple": build_simple,
+    "complex": build_complex,
+    "static": build_static,
+    "reference": build_reference,
+}
+
+GRAPH_NAMES: tuple[str, ...] = tuple(BUILDERS)
+
+
+def build(name: str, n: int) -> tuple[Any, Any]:
+    """Build graph `name` with `n` items; raises `KeyError` for an unknown name."""
+    if n < 0:
+        raise ValueError("graph size must be >= 0")
+    return BUILDERS[name](n)
+
+
+def to_plain(value: Any) -> Any:
+    """A deep copy with typed objects turned into dicts and every shared object copied apart."""
+    if isinstance(value, (Node, Score)):
+        return {key: to_plain(member) for key, member in vars(value).items()}
+    if isinstance(value, dict):
+        return {key: to_plain(member) for key, member in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item) for item in value]
+    return value
+
+
+_SCALARS = (type(None), bool, int, float, str, bytes)
+
+
+def same_graph(expected: Any, actual: Any, *, refs: bool = True) -> str | None:
+    """Compare a decoded graph with the original; return None if equal, else where they differ.
+
+    - Scalars compare by value; an int may come back as an equal float (AMF0 numbers are
+      doubles) but a bool must stay a bool.
+    - A dict (or dict subclass, such as a library's anonymous-object type) compares as a
+      mapping; lists compare item by item (a tuple may come back as a list).
+    - Any other object is a typed object: the decoded one must be an instance of the same
+      class with the same members.
+    - With `refs=True`, sharing must be preserved exactly: an object reached twice in the
+      original is the same object both times in the decoded graph, and two different
+      original objects never decode to one.
+    """
+    seen: dict[int, Any] = {}
+    seen_back: dict[int, int] = {}
+    keep: list[Any] = []  # holds the objects whose ids the maps use, so ids stay unique
+
+    def fail(path: str, message: str) -> str:
+        return f"{path}: {message}"
+
+    def compare(a: Any, b: Any, path: str) -> str | None:
+        if isinstance(a, _SCALARS) or isinstance(b, _SCALARS):
+            return compare_scalar(a, b, path)
+        if refs:
+            previous = seen.get(id(a))
+            if previous is not None:
+                if previous is not b:
+                    return fail(path, "a shared reference decoded as a separate object")
+                return None
+            if id(b) in seen_back:
+                return fail(path, "two distinct objects decoded as one shared object")
+            seen[id(a)] = b
+            seen_back[id(b)] = id(a)
+            keep.append((a, b))
+        if isinstance(a, dict):
+            if not isinstance(b, dict):
+                return fail(path, f"expected a dict, got {type(b).__name__}")
+            if a.keys() != b.keys():
+                return fail(path, f"keys differ: {sorted(map(str, a))} != {sorted(map(str, b))}")
+            for key, member in a.items():
+                problem = compare(member, b[key], f"{path}.{key}")
+                if problem:
+                    return problem
+            return None
+        if isinstance(a, (list, tuple)):
+            if not isinstance(b, (list, tuple)):
+                return fail(path, f"expected a list, got {type(b).__name__}")
+            if len(a) != len(b):
+                return fail(path, f"length {len(b)} != {len(a)}")
+            for index, (x, y) in enumerate(zip(a, b)):
+                problem = compare(x, y, f"{path}[{index}]")
+                if problem:
+                    return problem
+            return None
+        if type(b) is not type(a):
+            return fail(path, f"expected a {type(a).__name__} instance, got {type(b).__name__}")
+        return compare_members(a, b, path)
+
+    def compare_members(a: Any, b: Any, path: str) -> str | None:
+        ma, mb = _members(a), _members(b)
+        if ma.keys() != mb.keys():
+            return fail(path, f"members differ: {sorted(ma)} != {sorted(mb)}")
+        for key, member in ma.items():
+            problem = compare(member, mb[key], f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+
+    def compare_scalar(a: Any, b: Any, path: str) -> str | None:
+        if isinstance(a, bool) or isinstance(b, bool):
+            ok = type(a) is type(b) and a == b
+        elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            ok = a == b
+        else:
+            ok = type(a) is type(b) and a == b
+        return None if ok else fail(path, f"expected {a!r}, got {b!r}")
+
+    return compare(expected, actual, "$")
+
+
+def _members(obj: Any) -> dict[str, Any]:
+    try:
+        return dict(vars(obj))
+    except TypeError:
+        return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ())}
