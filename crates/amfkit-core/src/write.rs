@@ -54,12 +54,19 @@ impl Output {
     }
 
     /// AMF3 variable-length unsigned 29-bit integer; `v` must be below 2^29.
-    #[inline]
+    #[inline(always)]
     pub fn u29(&mut self, v: u32) {
         debug_assert!(v < (1 << 29));
         if v < 0x80 {
             self.buf.push(v as u8);
-        } else if v < 0x4000 {
+        } else {
+            self.u29_long(v);
+        }
+    }
+
+    #[inline(never)]
+    fn u29_long(&mut self, v: u32) {
+        if v < 0x4000 {
             self.bytes(&[((v >> 7) | 0x80) as u8, (v & 0x7f) as u8]);
         } else if v < 0x20_0000 {
             self.bytes(&[
@@ -89,14 +96,6 @@ impl Output {
 use crate::error::{Error, ErrorKind};
 use rustc_hash::FxHashMap;
 
-/// Expected sizes of an encode, for pre-sizing.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct SizeHint {
-    pub bytes: usize,
-    pub objects: usize,
-    pub strings: usize,
-}
-
 /// Writes AMF0 and AMF3 values into one buffer, with one reference context.
 ///
 /// Identity keys (`id: usize`) name a value for the reference tables: a model passes
@@ -107,11 +106,13 @@ pub struct Encoder {
     pub out: Output,
     pub(crate) refs0: FxHashMap<usize, u32>,
     pub(crate) next0: u32,
-    pub(crate) strings: FxHashMap<Box<str>, u32>,
+    pub(crate) strings: crate::strings::StringTable,
     pub(crate) refs3: FxHashMap<usize, u32>,
     pub(crate) next3: u32,
     pub(crate) traits3: FxHashMap<usize, u32>,
     pub(crate) next_traits: u32,
+    /// The last traits key looked up and its index (objects of one class come in runs).
+    pub(crate) last_traits: (usize, u32),
 }
 
 impl Encoder {
@@ -126,24 +127,6 @@ impl Encoder {
         }
     }
 
-    /// Pre-size the output and the tables (a reusable encoder passes what its previous
-    /// call needed).
-    pub fn with_hint(hint: SizeHint) -> Self {
-        let mut e = Self::with_capacity(hint.bytes.max(64));
-        e.refs3.reserve(hint.objects);
-        e.strings.reserve(hint.strings);
-        e
-    }
-
-    /// What this encoder's tables and output hold now.
-    pub fn size_hint(&self) -> SizeHint {
-        SizeHint {
-            bytes: self.out.len(),
-            objects: self.refs3.len().max(self.refs0.len()),
-            strings: self.strings.len(),
-        }
-    }
-
     /// Start a new reference context, keeping what was written.
     pub fn reset(&mut self) {
         self.refs0.clear();
@@ -153,6 +136,7 @@ impl Encoder {
         self.next3 = 0;
         self.traits3.clear();
         self.next_traits = 0;
+        self.last_traits = (0, 0);
     }
 
     /// Take the written bytes, leaving the encoder empty and reset.

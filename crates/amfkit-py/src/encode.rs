@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use amfkit_core::amf3::marker as m3;
-use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result, SizeHint};
+use amfkit_core::{Encoder as CoreEncoder, Error, PathSegment, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -27,6 +27,9 @@ const OBJECT_PROXY_TRAITS: usize = 3;
 const FIRST_SYNTHETIC_TRAITS: usize = 5;
 
 
+/// References to an object held by its one container plus the encoder's own.
+const SOLE_OWNER: ffi::Py_ssize_t = 2;
+
 pub struct PyEncoder<'py> {
     py: Python<'py>,
     t: &'static Types,
@@ -45,6 +48,7 @@ pub struct PyEncoder<'py> {
     /// with a direct-mapped cache in front (member names repeat object after object).
     str_ids: FxHashMap<usize, u32>,
     str_cache: Box<[(usize, u32); STR_CACHE]>,
+    last_class: (usize, *const ClassInfo),
 }
 
 const STR_CACHE: usize = 512;
@@ -80,19 +84,12 @@ enum Keys {
 }
 
 impl<'py> PyEncoder<'py> {
-    pub fn new(
-        py: Python<'py>,
-        default: Option<Bound<'py, PyAny>>,
-        max_depth: u32,
-        hint: SizeHint,
-    ) -> PyResult<Self> {
-        let mut str_ids = FxHashMap::default();
-        str_ids.reserve(hint.strings);
+    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Self> {
         Ok(PyEncoder {
             py,
             t: types()?,
             reg: snapshot(),
-            enc: CoreEncoder::with_hint(hint),
+            enc: CoreEncoder::with_capacity(256),
             default,
             keep: Vec::new(),
             depth: 0,
@@ -100,8 +97,9 @@ impl<'py> PyEncoder<'py> {
             pending: None,
             typed_traits: FxHashMap::default(),
             typed_shapes: FxHashMap::default(),
-            str_ids,
+            str_ids: FxHashMap::default(),
             str_cache: Box::new([(0, 0); STR_CACHE]),
+            last_class: (0, std::ptr::null()),
         })
     }
 
@@ -218,10 +216,14 @@ impl<'py> PyEncoder<'py> {
         }
         let s = self.str_of(obj.as_ptr())?;
         if let Some(index) = self.enc.amf3_str_indexed(s)? {
-            // Every cached str is kept alive, so its address stays its own.
-            self.str_ids.insert(id, index);
-            self.str_cache[slot] = (id, index);
-            self.keep(obj);
+            // A str held only by its container cannot be met again by identity (equal
+            // text is still found by the contents table). Every other one is cached
+            // and kept alive, so its address stays its own.
+            if unsafe { ffi::Py_REFCNT(obj.as_ptr()) } > SOLE_OWNER {
+                self.str_ids.insert(id, index);
+                self.str_cache[slot] = (id, index);
+                self.keep(obj);
+            }
         }
         Ok(())
     }
@@ -252,6 +254,45 @@ impl<'py> PyEncoder<'py> {
         Ok(d)
     }
 
+    /// Write `marker`, then a reference if `obj` was written before (returns true), or
+    /// take the next object-table index for it (returns false; the caller writes the
+    /// body).
+    ///
+    /// An object whose reference count is at most [`SOLE_OWNER`] is held only by its
+    /// container and by this call, so it cannot be met again in this graph (a cycle
+    /// or a shared value needs a second reference): it takes its index without a
+    /// hash-table entry and without being kept alive.
+    #[inline]
+    fn amf3_ref(&mut self, marker: u8, obj: &Bound<'py, PyAny>) -> bool {
+        let p = obj.as_ptr();
+        if unsafe { ffi::Py_REFCNT(p) } <= SOLE_OWNER {
+            self.enc.out.u8(marker);
+            self.enc.amf3_register(None);
+            return false;
+        }
+        if self.enc.amf3_reference(marker, p as usize) {
+            return true;
+        }
+        self.keep(obj);
+        false
+    }
+
+    /// The AMF0 counterpart of [`PyEncoder::amf3_ref`]: a reference marker (true), or
+    /// the next table index taken (false; the caller writes marker and body).
+    #[inline]
+    fn amf0_ref(&mut self, obj: &Bound<'py, PyAny>) -> bool {
+        let p = obj.as_ptr();
+        if unsafe { ffi::Py_REFCNT(p) } <= SOLE_OWNER {
+            self.enc.amf0_register(None);
+            return false;
+        }
+        if self.enc.amf0_reference(p as usize) {
+            return true;
+        }
+        self.keep(obj);
+        false
+    }
+
     /// Keep `obj` alive for the rest of the encode (its address is a table key).
     #[inline]
     fn keep(&mut self, obj: &Bound<'py, PyAny>) {
@@ -259,10 +300,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf3_sequence(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf3_reference(m3::ARRAY, obj.as_ptr() as usize) {
+        if self.amf3_ref(m3::ARRAY, obj) {
             return Ok(());
         }
-        self.keep(obj);
         self.amf3_sequence_body(obj)
     }
 
@@ -371,10 +411,9 @@ impl<'py> PyEncoder<'py> {
         if !matches!(Self::key_kinds(p), Keys::Str) {
             return self.amf3_dictionary(obj, false);
         }
-        if self.enc.amf3_reference(m3::OBJECT, p as usize) {
+        if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        self.keep(obj);
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
             self.enc
                 .amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
@@ -429,13 +468,9 @@ impl<'py> PyEncoder<'py> {
 
     /// An AMF3 Dictionary (any key type); `ObjectKey` wrappers are unwrapped.
     fn amf3_dictionary(&mut self, obj: &Bound<'py, PyAny>, weak_keys: bool) -> Result<()> {
-        if self
-            .enc
-            .amf3_reference(m3::DICTIONARY, obj.as_ptr() as usize)
-        {
+        if self.amf3_ref(m3::DICTIONARY, obj) {
             return Ok(());
         }
-        self.keep(obj);
         self.enter()?;
         let items = self.dict_items(obj.as_ptr());
         self.enc.amf3_dictionary_header(items.len(), weak_keys)?;
@@ -462,19 +497,35 @@ impl<'py> PyEncoder<'py> {
         self.own(r)
     }
 
+    /// The registry entry of a type, if registered (the last one found is cached: a
+    /// graph usually holds many objects of one class in a row). The reference lives as
+    /// long as the registry snapshot this encoder holds.
+    #[inline]
+    fn registered(&mut self, tp: *mut ffi::PyTypeObject) -> Option<&'static ClassInfo> {
+        if tp as usize == self.last_class.0 {
+            // Safety: see below; the cached pointer came from the same snapshot.
+            return Some(unsafe { &*self.last_class.1 });
+        }
+        let info = self.reg.by_type.get(&(tp as usize))?;
+        let ptr = Arc::as_ptr(info);
+        self.last_class = (tp as usize, ptr);
+        // Safety: `self.reg` (an Arc) keeps the entry alive for this encoder's life,
+        // and an encoder never outlives the call that made it.
+        Some(unsafe { &*ptr })
+    }
+
     /// Everything but the hot types.
     #[inline(never)]
     fn amf3_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         let p = obj.as_ptr();
         let t = self.t;
         let tp = unsafe { ffi::Py_TYPE(p) };
-        let id = p as usize;
         if p == t.undefined {
             self.enc.amf3_undefined();
             return Ok(());
         }
-        if let Some(info) = self.reg.by_type.get(&(tp as usize)).cloned() {
-            return self.amf3_registered(obj, &info);
+        if let Some(info) = self.registered(tp) {
+            return self.amf3_registered(obj, info);
         }
         if tp == t.typed_object {
             return self.amf3_typed_object(obj);
@@ -485,8 +536,7 @@ impl<'py> PyEncoder<'py> {
             } else {
                 m3::XML_DOCUMENT
             };
-            if !self.enc.amf3_reference(marker, id) {
-                self.keep(obj);
+            if !self.amf3_ref(marker, obj) {
                 let s = self.str_of(p)?;
                 self.enc.amf3_xml_body(s)?;
             }
@@ -509,8 +559,7 @@ impl<'py> PyEncoder<'py> {
             return self.amf3_collection(obj, tp == t.array_collection);
         }
         if tp == t.date {
-            if !self.enc.amf3_reference(m3::DATE, id) {
-                self.keep(obj);
+            if !self.amf3_ref(m3::DATE, obj) {
                 let millis = self
                     .getattr(obj, t.names.millis)?
                     .extract::<f64>()
@@ -521,8 +570,7 @@ impl<'py> PyEncoder<'py> {
         }
         unsafe {
             if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
-                if !self.enc.amf3_reference(m3::DATE, id) {
-                    self.keep(obj);
+                if !self.amf3_ref(m3::DATE, obj) {
                     let millis = self.millis(obj)?;
                     self.enc.amf3_date_body(millis);
                 }
@@ -532,8 +580,7 @@ impl<'py> PyEncoder<'py> {
                 || tp == &raw mut ffi::PyByteArray_Type
                 || tp == &raw mut ffi::PyMemoryView_Type
             {
-                if !self.enc.amf3_reference(m3::BYTE_ARRAY, id) {
-                    self.keep(obj);
+                if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
                     let bytes = self.buffer(obj)?;
                     self.enc.amf3_bytes_body(&bytes)?;
                 }
@@ -561,8 +608,7 @@ impl<'py> PyEncoder<'py> {
                 return self.amf3_sequence(obj);
             }
             if ffi::PyBytes_Check(p) != 0 || ffi::PyByteArray_Check(p) != 0 {
-                if !self.enc.amf3_reference(m3::BYTE_ARRAY, id) {
-                    self.keep(obj);
+                if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
                     let bytes = self.buffer(obj)?;
                     self.enc.amf3_bytes_body(&bytes)?;
                 }
@@ -667,10 +713,9 @@ impl<'py> PyEncoder<'py> {
                 )))
             }
         };
-        if self.enc.amf3_reference(marker, obj.as_ptr() as usize) {
+        if self.amf3_ref(marker, obj) {
             return Ok(());
         }
-        self.keep(obj);
         let raw = self.buffer(obj)?;
         let size = match obj.getattr("itemsize").and_then(|s| s.extract::<usize>()) {
             Ok(n) if n > 0 => n,
@@ -714,13 +759,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf3_object_vector(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self
-            .enc
-            .amf3_reference(m3::VECTOR_OBJECT, obj.as_ptr() as usize)
-        {
+        if self.amf3_ref(m3::VECTOR_OBJECT, obj) {
             return Ok(());
         }
-        self.keep(obj);
         let fixed = self
             .getattr(obj, self.t.names.fixed)?
             .is_truthy()
@@ -747,10 +788,9 @@ impl<'py> PyEncoder<'py> {
 
     /// A MixedArray: int keys 0..n-1 are the dense part, the rest the associative part.
     fn amf3_mixed(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf3_reference(m3::ARRAY, obj.as_ptr() as usize) {
+        if self.amf3_ref(m3::ARRAY, obj) {
             return Ok(());
         }
-        self.keep(obj);
         self.enter()?;
         let items = self.dict_items(obj.as_ptr());
         let mut dense_len = 0usize;
@@ -792,10 +832,9 @@ impl<'py> PyEncoder<'py> {
 
     /// ArrayCollection / ObjectProxy: the externalizable class around an Array / object.
     fn amf3_collection(&mut self, obj: &Bound<'py, PyAny>, is_array: bool) -> Result<()> {
-        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+        if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        self.keep(obj);
         let (key, alias) = if is_array {
             (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION)
         } else {
@@ -827,10 +866,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf3_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+        if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        self.keep(obj);
         let alias = self.getattr(obj, self.t.names.alias)?;
         let sealed = self.getattr(obj, self.t.names.sealed)?;
         let dynamic = self
@@ -954,11 +992,10 @@ impl<'py> PyEncoder<'py> {
         unsafe { Bound::from_owned_ptr(self.py, v) }
     }
 
-    fn amf3_registered(&mut self, obj: &Bound<'py, PyAny>, info: &Arc<ClassInfo>) -> Result<()> {
-        if self.enc.amf3_reference(m3::OBJECT, obj.as_ptr() as usize) {
+    fn amf3_registered(&mut self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> Result<()> {
+        if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        self.keep(obj);
         let key = info.cls.as_ptr() as usize;
         if !self.enc.amf3_traits_reference(key) {
             self.enc.amf3_traits_inline(
@@ -1059,10 +1096,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf0_sequence(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+        if self.amf0_ref(obj) {
             return Ok(());
         }
-        self.keep(obj);
         self.enter()?;
         let p = obj.as_ptr();
         let is_list = unsafe { ffi::PyList_Check(p) != 0 };
@@ -1087,10 +1123,9 @@ impl<'py> PyEncoder<'py> {
         let p = obj.as_ptr();
         match Self::key_kinds(p) {
             Keys::Str => {
-                if self.enc.amf0_reference(p as usize) {
+                if self.amf0_ref(obj) {
                     return Ok(());
                 }
-                self.keep(obj);
                 self.enc.amf0_object_start();
                 self.amf0_members(obj, false)
             }
@@ -1129,10 +1164,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf0_ecma(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+        if self.amf0_ref(obj) {
             return Ok(());
         }
-        self.keep(obj);
         let len = unsafe { ffi::PyDict_Size(obj.as_ptr()) } as usize;
         self.enc.amf0_ecma_array_start(len)?;
         self.amf0_members(obj, true)
@@ -1156,11 +1190,11 @@ impl<'py> PyEncoder<'py> {
             self.enc.amf0_undefined();
             return Ok(());
         }
-        if let Some(info) = self.reg.by_type.get(&(tp as usize)).cloned() {
+        if let Some(info) = self.registered(tp) {
             if info.externalizable {
                 return self.amf0_switch(obj);
             }
-            return self.amf0_registered(obj, &info);
+            return self.amf0_registered(obj, info);
         }
         if tp == t.typed_object {
             return self.amf0_typed_object(obj);
@@ -1232,10 +1266,9 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf0_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+        if self.amf0_ref(obj) {
             return Ok(());
         }
-        self.keep(obj);
         let alias = self.getattr(obj, self.t.names.alias)?;
         self.keep(&alias);
         let alias = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
@@ -1247,11 +1280,10 @@ impl<'py> PyEncoder<'py> {
         self.amf0_members(obj, false)
     }
 
-    fn amf0_registered(&mut self, obj: &Bound<'py, PyAny>, info: &Arc<ClassInfo>) -> Result<()> {
-        if self.enc.amf0_reference(obj.as_ptr() as usize) {
+    fn amf0_registered(&mut self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> Result<()> {
+        if self.amf0_ref(obj) {
             return Ok(());
         }
-        self.keep(obj);
         self.enc.amf0_typed_object_start(&info.alias)?;
         self.enter()?;
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
@@ -1284,29 +1316,37 @@ fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version)
     }
 }
 
-/// What a reusable encoder keeps between calls: the sizes it saw last time and its
-/// output buffer (already faulted in). Races between threads only cost speed.
-#[derive(Default)]
-pub struct Hint(Mutex<(SizeHint, Vec<u8>)>);
+/// What a reusable encoder keeps between calls: its core encoder (output buffer,
+/// string arena, tables), cleared but with its capacity, so that a steady stream of
+/// similar calls allocates nothing. One that grew past `KEEP_LIMIT` is dropped.
+pub struct Hint {
+    kept: Mutex<Option<CoreEncoder>>,
+    limit: usize,
+}
+
+impl Default for Hint {
+    fn default() -> Self {
+        Hint::new(64 << 20)
+    }
+}
+
+/// What the module-level `encode` functions keep: less, since nobody asked for it.
+static MODULE_HINT: Hint = Hint::new(4 << 20);
 
 impl Hint {
-    fn get(&self) -> (SizeHint, Vec<u8>) {
-        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let h = g.0;
-        // A previous call that was much larger should not make every small call pay.
-        let hint = SizeHint {
-            bytes: h.bytes.min(1 << 26),
-            objects: h.objects.min(1 << 20),
-            strings: h.strings.min(1 << 20),
-        };
-        (hint, std::mem::take(&mut g.1))
+    const fn new(limit: usize) -> Self {
+        Hint { kept: Mutex::new(None), limit }
     }
-    fn set(&self, h: SizeHint, mut buf: Vec<u8>) {
-        buf.clear();
-        if buf.capacity() > 1 << 26 {
-            buf = Vec::new();
+    fn take(&self) -> Option<CoreEncoder> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+    fn put(&self, mut enc: CoreEncoder) {
+        if enc.out.buf.capacity() > self.limit {
+            return;
         }
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (h, buf);
+        enc.reset();
+        enc.out.buf.clear();
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(enc);
     }
 }
 
@@ -1316,10 +1356,9 @@ fn encoder<'py>(
     max_depth: u32,
     hint: Option<&Hint>,
 ) -> PyResult<PyEncoder<'py>> {
-    let (h, buf) = hint.map(Hint::get).unwrap_or_default();
-    let mut e = PyEncoder::new(py, default, max_depth, h)?;
-    if buf.capacity() >= h.bytes {
-        e.enc.out.buf = buf;
+    let mut e = PyEncoder::new(py, default, max_depth)?;
+    if let Some(kept) = hint.and_then(Hint::take) {
+        e.enc = kept;
     }
     Ok(e)
 }
@@ -1327,8 +1366,7 @@ fn encoder<'py>(
 fn finish<'py>(py: Python<'py>, mut e: PyEncoder<'py>, hint: Option<&Hint>) -> Bound<'py, PyBytes> {
     let bytes = PyBytes::new(py, &e.enc.out.buf);
     if let Some(h) = hint {
-        let size = e.enc.size_hint();
-        h.set(size, std::mem::take(&mut e.enc.out.buf));
+        h.put(std::mem::take(&mut e.enc));
     }
     bytes
 }
@@ -1454,7 +1492,7 @@ pub fn amf0_encode<'py>(
     max_depth: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf0, default, max_depth, None)
+    encode_one(py, obj, Version::Amf0, default, max_depth, Some(&MODULE_HINT))
 }
 
 /// Encode one value as AMF3.
@@ -1467,5 +1505,5 @@ pub fn amf3_encode<'py>(
     max_depth: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf3, default, max_depth, None)
+    encode_one(py, obj, Version::Amf3, default, max_depth, Some(&MODULE_HINT))
 }

@@ -56,7 +56,7 @@ impl Encoder {
             self.out.u8(0x01);
             return Ok(());
         }
-        if let Some(&index) = self.strings.get(s) {
+        if let Some(index) = self.strings.get(s) {
             self.out.u29(index << 1);
             return Ok(());
         }
@@ -66,10 +66,7 @@ impl Encoder {
     #[inline(never)]
     fn amf3_str_new(&mut self, s: &str) -> Result<()> {
         self.amf3_len(s.len(), "string")?;
-        let index = self.strings.len() as u32;
-        if (index as usize) < MAX_LEN {
-            self.strings.insert(s.into(), index);
-        }
+        self.strings.insert(s);
         self.out.bytes(s.as_bytes());
         Ok(())
     }
@@ -83,7 +80,7 @@ impl Encoder {
             self.out.u8(0x01);
             return Ok(None);
         }
-        if let Some(&index) = self.strings.get(s) {
+        if let Some(index) = self.strings.get(s) {
             self.out.u29(index << 1);
             return Ok(Some(index));
         }
@@ -186,8 +183,13 @@ impl Encoder {
     /// return true.
     #[inline]
     pub fn amf3_traits_reference(&mut self, key: usize) -> bool {
+        if key == self.last_traits.0 && key != 0 {
+            self.out.u29((self.last_traits.1 << 2) | 1);
+            return true;
+        }
         match self.traits3.get(&key) {
             Some(&index) => {
+                self.last_traits = (key, index);
                 self.out.u29((index << 2) | 1);
                 true
             }
