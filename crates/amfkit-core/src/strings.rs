@@ -26,7 +26,9 @@ pub struct StringTable {
 
 impl std::fmt::Debug for StringTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StringTable").field("len", &self.len).finish()
+        f.debug_struct("StringTable")
+            .field("len", &self.len)
+            .finish()
     }
 }
 
@@ -57,7 +59,9 @@ impl StringTable {
         let h = hash(bytes);
         let arena = &self.arena;
         self.table
-            .find(h, |e| &arena[e.start as usize..(e.start + e.len) as usize] == bytes)
+            .find(h, |e| {
+                &arena[e.start as usize..(e.start + e.len) as usize] == bytes
+            })
             .map(|e| e.index)
     }
 
@@ -72,7 +76,12 @@ impl StringTable {
         let start = self.arena.len();
         if (index as usize) < crate::amf3::MAX_LEN && start + bytes.len() <= u32::MAX as usize {
             self.arena.extend_from_slice(bytes);
-            let entry = Entry { hash: hash(bytes), start: start as u32, len: bytes.len() as u32, index };
+            let entry = Entry {
+                hash: hash(bytes),
+                start: start as u32,
+                len: bytes.len() as u32,
+                index,
+            };
             self.table.insert_unique(entry.hash, entry, |e| e.hash);
         }
         index

@@ -358,10 +358,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn array_assoc(
         &mut self,
         array: &mut ArrayBuilder,
-        key: &Arc<str>,
+        _key: &Arc<str>,
+        text: &'de str,
         value: Value,
     ) -> Result<()> {
-        array.assoc.push((key.to_string(), value));
+        array.assoc.push((text.to_owned(), value));
         Ok(())
     }
     fn array_end(&mut self, array: ArrayBuilder) -> Result<Value> {
@@ -409,10 +410,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
         &mut self,
         o: &mut ObjectBuilder,
         _t: &Arc<Traits>,
-        key: &Arc<str>,
+        _key: &Arc<str>,
+        text: &'de str,
         value: Value,
     ) -> Result<()> {
-        o.dynamic.push((key.to_string(), value));
+        o.dynamic.push((text.to_owned(), value));
         Ok(())
     }
     fn object_external(

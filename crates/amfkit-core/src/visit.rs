@@ -136,10 +136,12 @@ pub trait Visitor<'de>: Sized {
         index: u32,
     ) -> Result<(Self::Array, Self::Value)>;
     fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<()>;
+    /// An associative entry; `text` is the key as read (the same string as `key`).
     fn array_assoc(
         &mut self,
         array: &mut Self::Array,
         key: &Self::Str,
+        text: &'de str,
         value: Self::Value,
     ) -> Result<()>;
     fn array_end(&mut self, array: Self::Array) -> Result<Self::Value>;
@@ -160,11 +162,13 @@ pub trait Visitor<'de>: Sized {
         slot: usize,
         value: Self::Value,
     ) -> Result<()>;
+    /// A dynamic member; `text` is its name as read (the same string as `key`).
     fn object_dynamic(
         &mut self,
         object: &mut Self::Object,
         traits: &Self::Traits,
         key: &Self::Str,
+        text: &'de str,
         value: Self::Value,
     ) -> Result<()>;
     /// Read an externalizable body with the decoder (`IDataInput`-style calls). The

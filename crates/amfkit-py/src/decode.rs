@@ -174,9 +174,9 @@ impl<'py> PyVisitor<'py> {
         self.check(rc)
     }
 
-    fn key_int(&mut self, key: &Bound<'py, PyString>) -> Result<Bound<'py, PyAny>> {
+    fn key_int(&mut self, key: &Bound<'py, PyString>, text: &str) -> Result<Bound<'py, PyAny>> {
         // Canonical decimal integers become ints (the keys of an array's dense part).
-        if let Ok(text) = key.to_str() {
+        {
             let b = text.strip_prefix('-').unwrap_or(text).as_bytes();
             let canonical = !b.is_empty()
                 && b.len() <= 18
@@ -417,9 +417,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         &mut self,
         array: &mut Self::Array,
         key: &Self::Str,
+        text: &'de str,
         value: Self::Value,
     ) -> Result<()> {
-        let key = self.key_int(key)?;
+        let key = self.key_int(key, text)?;
         match array {
             PyArr::Mixed { obj, .. } => {
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
@@ -594,10 +595,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         object: &mut Self::Object,
         traits: &Self::Traits,
         key: &Self::Str,
+        text: &'de str,
         value: Self::Value,
     ) -> Result<()> {
         if let Shape::Registered(info) = &traits.shape {
-            let text = key.to_str().unwrap_or("");
             if is_dunder(text) {
                 return Err(dunder(text, &info.alias));
             }

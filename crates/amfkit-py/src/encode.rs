@@ -26,7 +26,6 @@ const ARRAY_COLLECTION_TRAITS: usize = 2;
 const OBJECT_PROXY_TRAITS: usize = 3;
 const FIRST_SYNTHETIC_TRAITS: usize = 5;
 
-
 /// References to an object held by its one container plus the encoder's own.
 const SOLE_OWNER: ffi::Py_ssize_t = 2;
 
@@ -84,7 +83,11 @@ enum Keys {
 }
 
 impl<'py> PyEncoder<'py> {
-    pub fn new(py: Python<'py>, default: Option<Bound<'py, PyAny>>, max_depth: u32) -> PyResult<Self> {
+    pub fn new(
+        py: Python<'py>,
+        default: Option<Bound<'py, PyAny>>,
+        max_depth: u32,
+    ) -> PyResult<Self> {
         Ok(PyEncoder {
             py,
             t: types()?,
@@ -1335,7 +1338,10 @@ static MODULE_HINT: Hint = Hint::new(4 << 20);
 
 impl Hint {
     const fn new(limit: usize) -> Self {
-        Hint { kept: Mutex::new(None), limit }
+        Hint {
+            kept: Mutex::new(None),
+            limit,
+        }
     }
     fn take(&self) -> Option<CoreEncoder> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).take()
@@ -1492,7 +1498,14 @@ pub fn amf0_encode<'py>(
     max_depth: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf0, default, max_depth, Some(&MODULE_HINT))
+    encode_one(
+        py,
+        obj,
+        Version::Amf0,
+        default,
+        max_depth,
+        Some(&MODULE_HINT),
+    )
 }
 
 /// Encode one value as AMF3.
@@ -1505,5 +1518,12 @@ pub fn amf3_encode<'py>(
     max_depth: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     check_depth(max_depth)?;
-    encode_one(py, obj, Version::Amf3, default, max_depth, Some(&MODULE_HINT))
+    encode_one(
+        py,
+        obj,
+        Version::Amf3,
+        default,
+        max_depth,
+        Some(&MODULE_HINT),
+    )
 }

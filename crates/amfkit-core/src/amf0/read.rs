@@ -151,7 +151,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             let value = self
                 .read_amf0(v)
                 .map_err(|e| e.within(PathSegment::Key(text.into())))?;
-            v.object_dynamic(&mut object, &traits, &key, value)?;
+            v.object_dynamic(&mut object, &traits, &key, text, value)?;
         }
         self.leave();
         v.object_end(object, &traits)
@@ -170,7 +170,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             let value = self
                 .read_amf0(v)
                 .map_err(|e| e.within(PathSegment::Key(text.into())))?;
-            v.array_assoc(&mut array, &key, value)?;
+            v.array_assoc(&mut array, &key, text, value)?;
         }
         self.leave();
         v.array_end(array)

@@ -217,7 +217,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             let value = self
                 .read_amf3(v)
                 .map_err(|e| e.within(PathSegment::Key(text.into())))?;
-            v.array_assoc(&mut array, &k, value)?;
+            v.array_assoc(&mut array, &k, text, value)?;
             key = self.amf3_key(v)?;
         }
         for i in 0..dense {
@@ -270,7 +270,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
                     let value = self
                         .read_amf3(v)
                         .map_err(|e| e.within(PathSegment::Key(text.into())))?;
-                    v.object_dynamic(&mut object, &traits.model, &k, value)?;
+                    v.object_dynamic(&mut object, &traits.model, &k, text, value)?;
                 }
             }
         }
