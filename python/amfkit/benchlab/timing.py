@@ -1,10 +1,11 @@
 """How benchlab measures: warm-up, repetitions, wall and CPU time, the collector held still.
 
 `measure(fn, *args, repeat=5, warmup=1)` calls `fn(*args)` `warmup` times untimed, then
-`repeat` times timed. Before each timed call the cyclic garbage collector runs
-(`gc.collect()`), and during the call it is disabled, so no repetition pays for another's
-garbage; the call's result is dropped only after the clock stops, so freeing it is not
-timed either. Each call is timed twice: wall time (`time.perf_counter`) and the process's
+`repeat` times timed. The cyclic garbage collector runs once before the series
+(`gc.collect()`) and is disabled for the whole series, as `timeit` does, so no call pays
+for a collection triggered by another's garbage (a collection before every call would
+also evict the CPU caches and time every call cold). Each call's result is dropped only
+after the clock stops, so freeing it is not timed either. Each call is timed twice: wall time (`time.perf_counter`) and the process's
 CPU time (`time.process_time`). The report is the median with the min and max.
 
 `machine_facts()` records what a result means nothing without: the platform, the CPU,
@@ -73,17 +74,15 @@ def measure(fn: Callable[..., Any], *args: Any, repeat: int = 5, warmup: int = 1
     cpus: list[float] = []
     gc_was_enabled = gc.isenabled()
     try:
+        gc.collect()
+        gc.disable()
         for _ in range(repeat):
-            gc.collect()
-            gc.disable()
             cpu0 = time.process_time()
             wall0 = time.perf_counter()
             result = fn(*args)
             wall1 = time.perf_counter()
             cpu1 = time.process_time()
             del result  # freed after the clock stopped
-            if gc_was_enabled:
-                gc.enable()
             walls.append(wall1 - wall0)
             cpus.append(cpu1 - cpu0)
     finally:
