@@ -299,3 +299,17 @@ def test_string_with_lone_surrogate_is_an_encode_error():
 def test_empty_member_names_cannot_be_written():
     with pytest.raises(amfkit.EncodeError, match="empty member name"):
         amf3.encode({"": 1})
+
+
+def test_dictionaries_and_vectors_that_contain_themselves():
+    d = amfkit.Dictionary()
+    d["me"] = d
+    d[amfkit.ObjectKey(d)] = 1
+    back = amf3.decode(amf3.encode(d))
+    assert back["me"] is back
+    (key,) = [k for k in back if isinstance(k, amfkit.ObjectKey)]
+    assert key.value is back and back[key] == 1
+    v = amfkit.ObjectVector(type_name="Object")
+    v.append(v)
+    back_v = amf3.decode(amf3.encode(v))
+    assert back_v[0] is back_v
