@@ -19,6 +19,8 @@ __all__ = [
     "amf3_decode",
     "amf0_encode",
     "amf3_encode",
+    "decode_packet",
+    "encode_packet",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -28,6 +30,25 @@ __all__ = [
 ]
 
 __version__: str
+
+def decode_packet(
+    data: _Buffer,
+    /,
+    *,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    tz_aware: bool = False,
+) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]: ...
+def encode_packet(
+    version: int,
+    headers: Iterable[tuple[str, bool, Any]],
+    bodies: Iterable[tuple[str, str, Any]],
+    /,
+    *,
+    default: Callable[[Any], Any] | None = None,
+    max_depth: int = 1024,
+) -> bytes: ...
 
 class AMFError(Exception): ...
 

@@ -20,6 +20,7 @@ pub mod amf3;
 pub mod date;
 pub mod error;
 pub mod limits;
+pub mod packet;
 pub mod read;
 mod strings;
 pub mod value;

@@ -735,7 +735,7 @@ pub struct Options {
 
 /// Borrow the input: bytes directly; any other buffer is copied first (so a hook
 /// cannot change it under the reader).
-fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
     if let Ok(b) = data.cast::<PyBytes>() {
         return f(b.as_bytes());
     }

@@ -106,6 +106,15 @@ impl<'py> PyEncoder<'py> {
         })
     }
 
+    /// Forget every reference (a new packet header or body): the core tables were
+    /// reset, and the caches keyed on them must go too.
+    pub fn new_context(&mut self) {
+        self.str_ids.clear();
+        self.str_cache.fill((0, 0));
+        self.typed_traits.clear();
+        self.typed_shapes.clear();
+    }
+
     pub fn py_error(&mut self, e: Error) -> PyErr {
         encode_err(self.py, e, self.pending.take())
     }
@@ -1176,7 +1185,7 @@ impl<'py> PyEncoder<'py> {
     }
 
     /// The AVM+ switch: one AMF3 value inside AMF0.
-    fn amf0_switch(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+    pub fn amf0_switch(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         self.enc.amf0_avmplus();
         self.enter()?;
         let r = self.amf3(obj);

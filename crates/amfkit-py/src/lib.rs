@@ -6,6 +6,7 @@ mod decode;
 mod encode;
 mod errors;
 mod external;
+mod packet;
 mod registry;
 mod types;
 
@@ -24,6 +25,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode::amf3_decode, m)?)?;
     m.add_function(wrap_pyfunction!(encode::amf0_encode, m)?)?;
     m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
     m.add_class::<decode::Amf0Decoder>()?;
     m.add_class::<decode::Amf3Decoder>()?;
     m.add_class::<encode::Amf0Encoder>()?;

@@ -1,0 +1,249 @@
+//! The AMF remoting packet (the body of an HTTP POST to a gateway): version, headers
+//! (name, must-understand, value) and bodies (target, response, value), each value an
+//! AMF0 value that may switch to AMF3.
+//!
+//! Header and body length fields are unreliable in the wild (BlazeDS and Royale write
+//! 1, PyAMF 0, the specification -1, Amfphp the real length): the reader ignores them,
+//! the writer always writes the real length. Each header and each body is its own
+//! reference context.
+
+use crate::error::{Error, ErrorKind, PathSegment, Result};
+use crate::limits::Limits;
+use crate::read::Decoder;
+use crate::visit::Visitor;
+use crate::write::Encoder;
+
+/// Most headers or bodies one packet may declare (a count is also checked against the
+/// bytes left: each takes at least 8 bytes).
+pub const MAX_PARTS: usize = 65_535;
+
+/// One packet header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header<'de, T> {
+    pub name: &'de str,
+    pub must_understand: bool,
+    pub value: T,
+}
+
+/// One packet body (a call, or the answer to one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body<'de, T> {
+    pub target: &'de str,
+    pub response: &'de str,
+    pub value: T,
+}
+
+/// A whole packet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packet<'de, T> {
+    /// 0 (AS2), 3 (Flash Player 9 and later), 1 (FMS; treated as 0 by callers).
+    pub version: u16,
+    pub headers: Vec<Header<'de, T>>,
+    pub bodies: Vec<Body<'de, T>>,
+}
+
+/// Read a packet, building values with `visitor`.
+pub fn read_packet<'de, V: Visitor<'de>>(
+    input: &'de [u8],
+    limits: Limits,
+    visitor: &mut V,
+) -> Result<Packet<'de, V::Value>> {
+    let mut de = Decoder::new(input, limits);
+    let version = de.bytes().u16()?;
+    if version > 3 {
+        return Err(Error::new(
+            ErrorKind::Custom(format!("unknown amf packet version {version}").into()),
+            0,
+        ));
+    }
+    let header_count = de.bytes().u16()? as usize;
+    de.bytes()
+        .check_count("header count", header_count as u64, 8)?;
+    let mut headers = Vec::with_capacity(header_count);
+    for i in 0..header_count {
+        let h = read_header(&mut de, visitor)
+            .map_err(|e| e.within(PathSegment::Named("headers", i)))?;
+        headers.push(h);
+    }
+    let body_count = de.bytes().u16()? as usize;
+    de.bytes().check_count("body count", body_count as u64, 9)?;
+    let mut bodies = Vec::with_capacity(body_count);
+    for i in 0..body_count {
+        let b =
+            read_body(&mut de, visitor).map_err(|e| e.within(PathSegment::Named("bodies", i)))?;
+        bodies.push(b);
+    }
+    de.finish()?;
+    Ok(Packet {
+        version,
+        headers,
+        bodies,
+    })
+}
+
+fn read_header<'de, V: Visitor<'de>>(
+    de: &mut Decoder<'de, V>,
+    v: &mut V,
+) -> Result<Header<'de, V::Value>> {
+    let name = de.read_utf()?;
+    let must_understand = de.bytes().u8()? != 0;
+    let _unreliable_length = de.bytes().u32()?;
+    de.reset();
+    let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
+    Ok(Header {
+        name,
+        must_understand,
+        value,
+    })
+}
+
+fn read_body<'de, V: Visitor<'de>>(
+    de: &mut Decoder<'de, V>,
+    v: &mut V,
+) -> Result<Body<'de, V::Value>> {
+    let target = de.read_utf()?;
+    let response = de.read_utf()?;
+    let _unreliable_length = de.bytes().u32()?;
+    de.reset();
+    let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
+    Ok(Body {
+        target,
+        response,
+        value,
+    })
+}
+
+impl Encoder {
+    /// Start a packet: version and header count.
+    pub fn packet_start(&mut self, version: u16, header_count: usize) -> Result<()> {
+        if header_count > MAX_PARTS {
+            return Err(self.error(format!(
+                "{header_count} headers exceed a packet's {MAX_PARTS}"
+            )));
+        }
+        self.out.u16(version);
+        self.out.u16(header_count as u16);
+        Ok(())
+    }
+
+    /// Start a header; write its value next (in a fresh reference context), then call
+    /// [`Encoder::packet_part_end`] with the returned position.
+    pub fn packet_header(&mut self, name: &str, must_understand: bool) -> Result<usize> {
+        self.amf0_utf(name)?;
+        self.out.u8(must_understand as u8);
+        Ok(self.length_slot())
+    }
+
+    /// Between the headers and the bodies: the body count.
+    pub fn packet_bodies(&mut self, body_count: usize) -> Result<()> {
+        if body_count > MAX_PARTS {
+            return Err(self.error(format!("{body_count} bodies exceed a packet's {MAX_PARTS}")));
+        }
+        self.out.u16(body_count as u16);
+        Ok(())
+    }
+
+    /// Start a body; write its value next, then call [`Encoder::packet_part_end`].
+    pub fn packet_body(&mut self, target: &str, response: &str) -> Result<usize> {
+        self.amf0_utf(target)?;
+        self.amf0_utf(response)?;
+        Ok(self.length_slot())
+    }
+
+    fn length_slot(&mut self) -> usize {
+        let at = self.out.len();
+        self.out.u32(0);
+        self.reset();
+        at
+    }
+
+    /// Write the real length of the value that ends here into its slot.
+    pub fn packet_part_end(&mut self, slot: usize) -> Result<()> {
+        let len = self.out.len() - slot - 4;
+        let len = u32::try_from(len).map_err(|_| self.error("a packet value over 4 GiB"))?;
+        self.out.buf[slot..slot + 4].copy_from_slice(&len.to_be_bytes());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Value, ValueVisitor};
+
+    fn sample() -> Vec<u8> {
+        let mut e = Encoder::new();
+        e.packet_start(3, 1).unwrap();
+        let s = e.packet_header("Credentials", true).unwrap();
+        e.amf0_null();
+        e.packet_part_end(s).unwrap();
+        e.packet_bodies(2).unwrap();
+        let s = e.packet_body("Echo.echo", "/1").unwrap();
+        e.amf0_strict_array_start(1).unwrap();
+        e.amf0_string("hi").unwrap();
+        e.packet_part_end(s).unwrap();
+        let s = e.packet_body("null", "/2").unwrap();
+        e.amf0_avmplus();
+        e.amf3_int(5);
+        e.packet_part_end(s).unwrap();
+        e.take()
+    }
+
+    #[test]
+    fn round_trip_with_real_lengths() {
+        let bytes = sample();
+        let p = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap();
+        assert_eq!(p.version, 3);
+        assert_eq!(p.headers[0].name, "Credentials");
+        assert!(p.headers[0].must_understand);
+        assert_eq!(p.bodies[0].target, "Echo.echo");
+        assert_eq!(p.bodies[1].response, "/2");
+        assert_eq!(p.bodies[1].value, Value::Amf3(Box::new(Value::Integer(5))));
+        // the first body's length field holds the real length (strict array of "hi")
+        let at = bytes.windows(4).position(|w| w == b"/1\x00\x00").unwrap() + 2;
+        assert_eq!(&bytes[at..at + 4], &[0, 0, 0, 10]);
+    }
+
+    #[test]
+    fn lying_lengths_are_ignored() {
+        let mut bytes = sample();
+        for pat in [&b"/1"[..], &b"/2"[..]] {
+            let at = bytes.windows(2).position(|w| w == pat).unwrap() + 2;
+            bytes[at..at + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+        }
+        assert!(read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).is_ok());
+    }
+
+    #[test]
+    fn every_prefix_fails_and_counts_are_checked() {
+        let bytes = sample();
+        for n in 0..bytes.len() {
+            assert!(
+                read_packet(&bytes[..n], Limits::DEFAULT, &mut ValueVisitor).is_err(),
+                "prefix {n}"
+            );
+        }
+        let e = read_packet(&[0, 3, 0xff, 0xff], Limits::DEFAULT, &mut ValueVisitor).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::LengthExceedsInput { .. }));
+        let e = read_packet(&[0, 9, 0, 0, 0, 0], Limits::DEFAULT, &mut ValueVisitor).unwrap_err();
+        assert_eq!(e.reason(), "unknown amf packet version 9");
+    }
+
+    #[test]
+    fn each_body_is_its_own_reference_context() {
+        // Body 2 holds an AMF0 reference to index 0, which only body 1 defined.
+        let mut e = Encoder::new();
+        e.packet_start(0, 0).unwrap();
+        e.packet_bodies(2).unwrap();
+        let s = e.packet_body("a", "/1").unwrap();
+        e.amf0_object_start();
+        e.amf0_object_end();
+        e.packet_part_end(s).unwrap();
+        let s = e.packet_body("b", "/2").unwrap();
+        e.amf0_write_reference(0).unwrap();
+        e.packet_part_end(s).unwrap();
+        let bytes = e.take();
+        let err = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap_err();
+        assert!(err.path().starts_with("$.bodies[1]"), "{err}");
+    }
+}

@@ -1,0 +1,122 @@
+//! Remoting packets from and to Python: `decode_packet` and `encode_packet`.
+
+use amfkit_core::packet::read_packet;
+use amfkit_core::Limits;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+
+use crate::decode::{options, with_input, PyVisitor};
+use crate::encode::PyEncoder;
+use crate::errors::decode_err;
+
+/// Decode a remoting packet: `(version, [(name, must_understand, value)], [(target,
+/// response, value)])`. Length fields are ignored; each header and body is its own
+/// reference context.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+pub fn decode_packet<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let opts = options(max_depth, max_objects, max_size, tz_aware)?;
+    with_input(data, |input| {
+        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let limits: Limits = opts.limits;
+        let p =
+            read_packet(input, limits, &mut v).map_err(|e| decode_err(py, e, v.pending.take()))?;
+        let headers = PyList::empty(py);
+        for h in p.headers {
+            headers.append((PyString::new(py, h.name), h.must_understand, h.value))?;
+        }
+        let bodies = PyList::empty(py);
+        for b in p.bodies {
+            bodies.append((
+                PyString::new(py, b.target),
+                PyString::new(py, b.response),
+                b.value,
+            ))?;
+        }
+        PyTuple::new(
+            py,
+            [
+                p.version.into_pyobject(py)?.into_any(),
+                headers.into_any(),
+                bodies.into_any(),
+            ],
+        )
+    })
+}
+
+fn parts<'py>(
+    seq: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let mut out = Vec::new();
+    for item in seq.try_iter()? {
+        let item = item?;
+        let t = item
+            .cast::<PyTuple>()
+            .map_err(|_| PyTypeError::new_err(format!("each {what} must be a 3-tuple")))?;
+        if t.len() != 3 {
+            return Err(PyTypeError::new_err(format!(
+                "each {what} must be a 3-tuple"
+            )));
+        }
+        out.push((t.get_item(0)?, t.get_item(1)?, t.get_item(2)?));
+    }
+    Ok(out)
+}
+
+/// Encode a remoting packet. Header values are AMF0 (peers read nothing else there);
+/// body values are AMF0 for version 0 and go through the AVM+ switch to AMF3 for
+/// version 3, as Flash Player and Flex expect. Lengths are the real lengths.
+#[pyfunction]
+#[pyo3(signature = (version, headers, bodies, /, *, default=None, max_depth=1024))]
+pub fn encode_packet<'py>(
+    py: Python<'py>,
+    version: u16,
+    headers: &Bound<'py, PyAny>,
+    bodies: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let headers = parts(headers, "header")?;
+    let bodies = parts(bodies, "body")?;
+    let mut e = PyEncoder::new(py, default, max_depth)?;
+    let r = (|| -> amfkit_core::Result<()> {
+        e.enc.packet_start(version, headers.len())?;
+        for (i, (name, mu, value)) in headers.iter().enumerate() {
+            let name: String = name.extract().map_err(|err| e.set_pending(err))?;
+            let mu = mu.is_truthy().map_err(|err| e.set_pending(err))?;
+            let slot = e.enc.packet_header(&name, mu)?;
+            e.new_context();
+            e.amf0(value)
+                .map_err(|err| err.within(amfkit_core::PathSegment::Named("headers", i)))?;
+            e.enc.packet_part_end(slot)?;
+        }
+        e.enc.packet_bodies(bodies.len())?;
+        for (i, (target, response, value)) in bodies.iter().enumerate() {
+            let target: String = target.extract().map_err(|err| e.set_pending(err))?;
+            let response: String = response.extract().map_err(|err| e.set_pending(err))?;
+            let slot = e.enc.packet_body(&target, &response)?;
+            e.new_context();
+            let r = if version == 3 {
+                e.amf0_switch(value)
+            } else {
+                e.amf0(value)
+            };
+            r.map_err(|err| err.within(amfkit_core::PathSegment::Named("bodies", i)))?;
+            e.enc.packet_part_end(slot)?;
+        }
+        Ok(())
+    })();
+    match r {
+        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Err(err) => Err(e.py_error(err)),
+    }
+}

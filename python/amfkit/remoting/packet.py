@@ -1,0 +1,83 @@
+"""The AMF remoting packet: what a Flash, Flex, AIR or Royale client POSTs to a gateway.
+
+    >>> from amfkit.remoting import packet
+    >>> data = packet.encode(packet.Envelope(0, bodies=[packet.Body("Echo.echo", "/1", ["hi"])]))
+    >>> packet.decode(data).bodies[0]
+    Body(target='Echo.echo', response='/1', value=['hi'])
+
+Header and body length fields are ignored on read (peers write -1, 0, 1 or the real
+length) and written as the real length. Each header and body is its own reference
+context. Header values are AMF0; body values are AMF0 in a version-0 packet and go
+through the AVM+ switch to AMF3 in a version-3 packet, which is what Flash Player 9+,
+Flex and Royale expect in an answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import _amfkit
+
+__all__ = ["Body", "Envelope", "Header", "decode", "encode"]
+
+
+@dataclass
+class Header:
+    name: str
+    value: Any = None
+    must_understand: bool = False
+
+
+@dataclass
+class Body:
+    target: str
+    response: str
+    value: Any = None
+
+
+@dataclass
+class Envelope:
+    """A whole packet. `version`: 0 (AS2), 3 (Flash Player 9 and later); 1 (FMS) is
+    treated as 0 by the gateway."""
+
+    version: int = 3
+    headers: list[Header] = field(default_factory=list)
+    bodies: list[Body] = field(default_factory=list)
+
+    def header(self, name: str) -> Header | None:
+        """The first header of that name, if any."""
+        for h in self.headers:
+            if h.name == name:
+                return h
+        return None
+
+
+def decode(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    tz_aware: bool = False,
+) -> Envelope:
+    """Decode a packet; a malformed one raises `amfkit.DecodeError` (with `.path` such as
+    `$.bodies[1][0]`)."""
+    version, headers, bodies = _amfkit.decode_packet(
+        data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware
+    )
+    return Envelope(
+        version,
+        [Header(name, value, mu) for name, mu, value in headers],
+        [Body(target, response, value) for target, response, value in bodies],
+    )
+
+
+def encode(envelope: Envelope, *, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Encode a packet with real length fields."""
+    return _amfkit.encode_packet(
+        envelope.version,
+        [(h.name, h.must_understand, h.value) for h in envelope.headers],
+        [(b.target, b.response, b.value) for b in envelope.bodies],
+        default=default,
+    )

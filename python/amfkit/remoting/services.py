@@ -1,0 +1,350 @@
+"""Services: what a gateway calls, whatever the protocol (AMF, JSON-RPC, XML-RPC).
+
+    >>> from amfkit.remoting.services import Services
+    >>> class Echo:
+    ...     def echo(self, value):
+    ...         return value
+    >>> services = Services({"EchoService": Echo()})
+    >>> import asyncio
+    >>> asyncio.run(services.call("EchoService.echo", ["hi"]))
+    'hi'
+
+- Register objects, classes (instantiated once, with no arguments) or plain functions
+  under a name, or use the `service` decorator on a `Services`.
+- Methods may be sync or async. Names starting with `_` are never callable.
+- Arguments are bound against the method's signature (count, names) and checked against
+  simple annotations (`int`, `float`, `str`, `bool`, `list`, `dict`, `bytes`, and
+  `Optional`/unions of them); a mismatch is a `Fault` with code `Client.Argument`.
+- Access rules: `roles=` on a service, and `@requires("role", ...)` on a method; a call
+  needs an authenticated principal holding one of the roles (`Client.Authentication` /
+  `Client.Authorization` faults otherwise).
+- A service may take the `Context` of the call by naming a parameter `context` annotated
+  with `Context` (it is not an argument of the remote call).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["Context", "Fault", "Method", "Principal", "Services", "requires"]
+
+
+class Fault(Exception):
+    """An error meant for the client: a code, a message and optional details.
+
+    Raise it from a service to choose what the client sees; any other exception becomes
+    a fault with code `Server.Processing` (its traceback is sent only in debug mode).
+    """
+
+    def __init__(self, message: str, *, code: str = "Server.Processing", details: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def __repr__(self) -> str:
+        return f"Fault({self.message!r}, code={self.code!r})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Principal:
+    """Who is calling: a name and roles, as an authenticator returns it."""
+
+    name: str
+    roles: frozenset[str] = frozenset()
+
+
+@dataclasses.dataclass
+class Context:
+    """What a call knows about its request.
+
+    `protocol` is "amf0", "amf3", "jsonrpc" or "xmlrpc"; `session` is the client's
+    session dict (kept across requests by the gateway's session store); `principal` is
+    set once the client has authenticated; `headers` are the request's AMF headers or
+    HTTP headers, by name.
+    """
+
+    protocol: str = "amf3"
+    principal: Principal | None = None
+    session: dict[str, Any] = dataclasses.field(default_factory=dict)
+    headers: dict[str, Any] = dataclasses.field(default_factory=dict)
+    client_id: str | None = None
+
+
+def requires(*roles: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a method: calling it needs a principal holding one of `roles`."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__amfkit_roles__ = frozenset(roles)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+_SIMPLE_TYPES: dict[Any, tuple[type, ...]] = {
+    int: (int,),
+    float: (int, float),
+    str: (str,),
+    bool: (bool,),
+    list: (list, tuple),
+    dict: (dict,),
+    bytes: (bytes, bytearray),
+}
+
+
+def _accepted(annotation: Any) -> tuple[type, ...] | None:
+    """The runtime types a simple annotation accepts, or None when it is not checked."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return None
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, getattr(types, "UnionType", None)):
+        out: list[type] = []
+        for arg in typing.get_args(annotation):
+            if arg is type(None):
+                out.append(type(None))
+                continue
+            sub = _accepted(arg)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return tuple(out)
+    if origin is not None:
+        annotation = origin
+    return _SIMPLE_TYPES.get(annotation)
+
+
+@dataclasses.dataclass
+class Method:
+    """A callable method of a service, with what is needed to check a call."""
+
+    service: str
+    name: str
+    fn: Callable[..., Any]
+    signature: inspect.Signature
+    roles: frozenset[str]
+    context_param: str | None
+    checks: dict[str, tuple[type, ...]]
+    is_async: bool
+    doc: str
+
+    @property
+    def target(self) -> str:
+        return f"{self.service}.{self.name}"
+
+    def parameters(self) -> list[inspect.Parameter]:
+        """The remote call's parameters (without the context one)."""
+        return [p for p in self.signature.parameters.values() if p.name != self.context_param]
+
+    def bind(self, args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, context: Context | None = None) -> inspect.BoundArguments:
+        args = list(args)
+        kwargs = dict(kwargs or {})
+        if self.context_param:
+            kwargs[self.context_param] = context if context is not None else Context()
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise Fault(f"{self.target}: {e}", code="Client.Argument") from None
+        for name, value in bound.arguments.items():
+            accepted = self.checks.get(name)
+            if accepted is None:
+                continue
+            param = self.signature.parameters[name]
+            values = value if param.kind is inspect.Parameter.VAR_POSITIONAL else (value,)
+            for v in values:
+                if isinstance(v, bool) and bool not in accepted:
+                    ok = False
+                else:
+                    ok = isinstance(v, accepted)
+                if not ok:
+                    raise Fault(
+                        f"{self.target}: argument {name!r} must be {_names(accepted)}, not {type(v).__name__}",
+                        code="Client.Argument",
+                    )
+        return bound
+
+
+def _names(types_: tuple[type, ...]) -> str:
+    return " or ".join(sorted({t.__name__ if t is not type(None) else "None" for t in types_}))
+
+
+@dataclasses.dataclass
+class _Entry:
+    name: str
+    target: Any
+    roles: frozenset[str]
+    doc: str
+
+
+class Services:
+    """A registry of services by name."""
+
+    def __init__(self, services: Mapping[str, Any] | None = None) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._methods: dict[str, Method] = {}
+        for name, obj in (services or {}).items():
+            self.register(name, obj)
+
+    # --- registration --------------------------------------------------------------
+
+    def register(self, name: str, obj: Any, *, roles: Iterable[str] | None = None) -> Any:
+        """Register `obj` (an instance, a class instantiated once here, a function, or a
+        module) under `name`. Returns `obj`."""
+        # Dotted names are allowed ("com.example.Svc"): a target splits on its last dot.
+        if not name or name.startswith("_"):
+            raise ValueError(f"invalid service name {name!r}")
+        target = obj() if isinstance(obj, type) else obj
+        doc = inspect.getdoc(obj) or ""
+        self._entries[name] = _Entry(name, target, frozenset(roles or ()), doc)
+        self._methods = {k: v for k, v in self._methods.items() if v.service != name}
+        return obj
+
+    def service(self, name: str | None = None, *, roles: Iterable[str] | None = None) -> Callable[[Any], Any]:
+        """Decorator form of `register`: `@services.service("EchoService")`."""
+
+        def add(obj: Any) -> Any:
+            return self.register(name or str(getattr(obj, "__name__", "")), obj, roles=roles)
+
+        return add
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    # --- lookup --------------------------------------------------------------------
+
+    def lookup(self, target: str) -> Method:
+        """The method for `"Service.method"` (or a function service's own name); a
+        `Fault` with code `Server.ResourceUnavailable` when there is none."""
+        cached = self._methods.get(target)
+        if cached is not None:
+            return cached
+        method = self._resolve(target)
+        self._methods[target] = method
+        return method
+
+    def _resolve(self, target: str) -> Method:
+        entry = self._entries.get(target)
+        if entry is not None and callable(entry.target) and not _is_namespace(entry.target):
+            return self._method(entry, target, entry.target)
+        service, dot, name = target.rpartition(".")
+        entry = self._entries.get(service) if dot else None
+        if entry is None:
+            raise Fault(f"no service {service or target!r}", code="Server.ResourceUnavailable")
+        if not name or name.startswith("_"):
+            raise Fault(f"no method {name!r} on {service!r}", code="Server.ResourceUnavailable")
+        fn = getattr(entry.target, name, None)
+        if fn is None or not callable(fn) or isinstance(fn, type):
+            raise Fault(f"no method {name!r} on {service!r}", code="Server.ResourceUnavailable")
+        return self._method(entry, name, fn)
+
+    def _method(self, entry: _Entry, name: str, fn: Callable[..., Any]) -> Method:
+        sig = inspect.signature(fn)
+        try:
+            hints = typing.get_type_hints(fn)
+        except Exception:
+            hints = {}
+        context_param = None
+        checks: dict[str, tuple[type, ...]] = {}
+        for p in sig.parameters.values():
+            ann = hints.get(p.name, p.annotation)
+            if ann is Context:
+                context_param = p.name
+                continue
+            accepted = _accepted(ann)
+            if accepted is not None:
+                checks[p.name] = accepted
+        roles = entry.roles | getattr(fn, "__amfkit_roles__", frozenset())
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        return Method(entry.name, name, fn, sig, roles, context_param, checks, is_async, inspect.getdoc(fn) or "")
+
+    # --- calls ---------------------------------------------------------------------
+
+    async def call(
+        self,
+        target: str,
+        args: Iterable[Any] = (),
+        context: Context | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Look up, check access and arguments, and call; awaits async methods."""
+        method = self.lookup(target)
+        self.authorize(method, context)
+        bound = method.bind(args, kwargs, context)
+        result = method.fn(*bound.args, **bound.kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def authorize(self, method: Method, context: Context | None) -> None:
+        if not method.roles:
+            return
+        principal = context.principal if context is not None else None
+        if principal is None:
+            raise Fault(f"{method.target} needs an authenticated client", code="Client.Authentication")
+        if not method.roles & principal.roles:
+            raise Fault(f"{principal.name!r} may not call {method.target}", code="Client.Authorization")
+
+    # --- discovery -----------------------------------------------------------------
+
+    def methods(self, name: str) -> list[Method]:
+        """The public methods of one service."""
+        entry = self._entries[name]
+        if callable(entry.target) and not _is_namespace(entry.target):
+            return [self.lookup(name)]
+        out = []
+        for attr in sorted(dir(entry.target)):
+            if attr.startswith("_"):
+                continue
+            value = getattr(entry.target, attr, None)
+            if callable(value) and not isinstance(value, type):
+                out.append(self.lookup(f"{name}.{attr}"))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """A discovery document: services, methods, parameters (name, type, default),
+        docstrings and the roles a call needs."""
+        services = []
+        for name in self.names():
+            entry = self._entries[name]
+            methods = []
+            for m in self.methods(name):
+                params = []
+                for p in m.parameters():
+                    param: dict[str, Any] = {"name": p.name, "kind": p.kind.name.lower()}
+                    if p.annotation is not inspect.Parameter.empty:
+                        param["type"] = _type_name(p.annotation)
+                    if p.default is not inspect.Parameter.empty:
+                        param["default"] = _jsonable(p.default)
+                    params.append(param)
+                method: dict[str, Any] = {"name": m.name, "params": params, "doc": m.doc}
+                if m.signature.return_annotation is not inspect.Signature.empty:
+                    method["returns"] = _type_name(m.signature.return_annotation)
+                if m.roles:
+                    method["roles"] = sorted(m.roles)
+                methods.append(method)
+            services.append({"name": name, "doc": entry.doc, "methods": methods})
+        return {"services": services}
+
+
+def _is_namespace(obj: Any) -> bool:
+    """An object whose methods are the service (anything but a plain function)."""
+    return not (inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj))
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
