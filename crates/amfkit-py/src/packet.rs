@@ -52,10 +52,10 @@ pub fn decode_packet<'py>(
     })
 }
 
-fn parts<'py>(
-    seq: &Bound<'py, PyAny>,
-    what: &str,
-) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+/// A header (name, must-understand, value) or body (target, response, value).
+type Part<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+fn parts<'py>(seq: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<Part<'py>>> {
     let mut out = Vec::new();
     for item in seq.try_iter()? {
         let item = item?;
