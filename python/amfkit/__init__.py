@@ -16,6 +16,7 @@ from ._types import (
     ObjectKey,
     ObjectProxy,
     ObjectVector,
+    Table,
     TypedObject,
     Undefined,
     UndefinedType,
@@ -35,6 +36,7 @@ _amfkit._setup(
     date=Date,
     array_collection=ArrayCollection,
     object_proxy=ObjectProxy,
+    table=Table,
 )
 
 from ._amfkit import AMFError, DecodeError, EncodeError  # noqa: E402
@@ -54,6 +56,7 @@ __all__ = [
     "ObjectKey",
     "ObjectProxy",
     "ObjectVector",
+    "Table",
     "TypedObject",
     "Undefined",
     "UndefinedType",

@@ -24,6 +24,7 @@ __all__ = [
     "Date",
     "ArrayCollection",
     "ObjectProxy",
+    "Table",
 ]
 
 
@@ -246,3 +247,28 @@ class ObjectProxy(dict):
 
     def __reduce__(self):
         return (ObjectProxy, (dict(self),))
+
+
+class Table:
+    """Rows of one shape, written as typed objects without a Python object per row.
+
+    `rows` is a sequence of tuples (or lists), one value per column, as a DB-API cursor
+    returns them. AMF3 writes an Array of objects of class `alias` whose sealed members
+    are `columns`, sharing one traits entry (the names are written once); AMF0 writes a
+    strict array of typed objects. `collection=True` wraps the array in Flex's
+    `ArrayCollection`. It is an encode-side type: peers send back ordinary typed objects.
+    """
+
+    __slots__ = ("alias", "columns", "rows", "collection")
+
+    def __init__(self, alias: str, columns: Iterable[str], rows: Any, *, collection: bool = False) -> None:
+        self.alias = alias
+        self.columns = tuple(columns)
+        self.rows = rows
+        self.collection = collection
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        return f"Table({self.alias!r}, {self.columns!r}, <{len(self.rows)} rows>, collection={self.collection!r})"

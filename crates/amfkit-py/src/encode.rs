@@ -542,6 +542,9 @@ impl<'py> PyEncoder<'py> {
         if tp == t.typed_object {
             return self.amf3_typed_object(obj);
         }
+        if tp == t.table {
+            return self.amf3_table(obj);
+        }
         if tp == t.xml || tp == t.xml_document {
             let marker = if tp == t.xml {
                 m3::XML
@@ -877,6 +880,169 @@ impl<'py> PyEncoder<'py> {
         }
     }
 
+    /// Traits for a shape given by objects (a TypedObject's alias and sealed tuple, a
+    /// Table's alias and columns): by their identity first, then by their contents, so
+    /// that equal shapes share one traits entry.
+    fn amf3_shaped_traits(
+        &mut self,
+        alias: &Bound<'py, PyAny>,
+        sealed: &Bound<'py, PyAny>,
+        alias_str: &str,
+        names: &[String],
+        dynamic: bool,
+    ) -> Result<()> {
+        let ident = (alias.as_ptr() as usize, sealed.as_ptr() as usize, dynamic);
+        let key = match self.typed_traits.get(&ident) {
+            Some(&key) => key,
+            None => {
+                let next = FIRST_SYNTHETIC_TRAITS + self.typed_shapes.len();
+                let shape = (alias_str.to_owned(), names.to_vec(), dynamic);
+                let key = *self.typed_shapes.entry(shape).or_insert(next);
+                self.typed_traits.insert(ident, key);
+                key
+            }
+        };
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc
+                .amf3_traits_inline(Some(key), alias_str, names, dynamic, false)?;
+        }
+        Ok(())
+    }
+
+    /// The alias, columns (as a tuple object and as text) and rows of a Table.
+    #[allow(clippy::type_complexity)]
+    fn table_parts(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+    ) -> Result<(
+        Bound<'py, PyAny>,
+        &'py str,
+        Bound<'py, PyAny>,
+        Vec<String>,
+        Bound<'py, PyAny>,
+    )> {
+        let alias = self.getattr(obj, self.t.names.alias)?;
+        let columns = self.getattr(obj, self.t.names.columns)?;
+        let rows = self.getattr(obj, self.t.names.rows)?;
+        self.keep(&alias);
+        self.keep(&columns);
+        self.keep(&rows);
+        if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } == 0 {
+            return Err(self.enc.error("a Table alias must be a str"));
+        }
+        let alias_str = self.str_of(alias.as_ptr())?;
+        let names: Vec<String> = columns.extract().map_err(|e| self.set(e))?;
+        Ok((alias, alias_str, columns, names, rows))
+    }
+
+    /// Row `i` of a Table as a sequence of exactly `width` values.
+    fn table_row(
+        &mut self,
+        rows: &Bound<'py, PyAny>,
+        i: usize,
+        width: usize,
+    ) -> Result<Bound<'py, PyAny>> {
+        let row = rows.get_item(i).map_err(|e| self.set(e))?;
+        let p = row.as_ptr();
+        let len = unsafe {
+            if ffi::PyTuple_Check(p) != 0 {
+                ffi::PyTuple_GET_SIZE(p)
+            } else if ffi::PyList_Check(p) != 0 {
+                ffi::PyList_GET_SIZE(p)
+            } else {
+                return Err(self.enc.error("a Table row must be a tuple or a list"));
+            }
+        } as usize;
+        if len != width {
+            return Err(self
+                .enc
+                .error(format!("a Table row of {len} values for {width} columns")));
+        }
+        Ok(row)
+    }
+
+    /// A Table: an Array (or ArrayCollection) of sealed typed objects, one traits entry.
+    fn amf3_table(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let collection = self
+            .getattr(obj, self.t.names.collection)?
+            .is_truthy()
+            .map_err(|e| self.set(e))?;
+        let marker = if collection { m3::OBJECT } else { m3::ARRAY };
+        if self.amf3_ref(marker, obj) {
+            return Ok(());
+        }
+        if collection {
+            if !self.enc.amf3_traits_reference(ARRAY_COLLECTION_TRAITS) {
+                self.enc.amf3_traits_inline::<&str>(
+                    Some(ARRAY_COLLECTION_TRAITS),
+                    ARRAY_COLLECTION,
+                    &[],
+                    false,
+                    true,
+                )?;
+            }
+            self.enc.out.u8(m3::ARRAY);
+            self.enc.amf3_register(None);
+        }
+        let (alias, alias_str, columns, names, rows) = self.table_parts(obj)?;
+        let count = rows.len().map_err(|e| self.set(e))?;
+        self.enter()?;
+        self.enc.amf3_array_header(count)?;
+        self.enc.amf3_str("")?;
+        for i in 0..count {
+            let row = self.table_row(&rows, i, names.len())?;
+            self.enc.out.u8(m3::OBJECT);
+            self.enc.amf3_register(None);
+            self.amf3_shaped_traits(&alias, &columns, alias_str, &names, false)?;
+            let is_tuple = unsafe { ffi::PyTuple_Check(row.as_ptr()) } != 0;
+            for (j, name) in names.iter().enumerate() {
+                let v = self.item(row.as_ptr(), !is_tuple, j, names.len())?;
+                self.amf3(&v).map_err(|e| {
+                    e.within(PathSegment::Key(name.as_str().into()))
+                        .within(PathSegment::Index(i))
+                })?;
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// A Table in AMF0: a strict array of typed objects (anonymous when the alias is "").
+    fn amf0_table(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self
+            .getattr(obj, self.t.names.collection)?
+            .is_truthy()
+            .map_err(|e| self.set(e))?
+        {
+            return self.amf0_switch(obj);
+        }
+        if self.amf0_ref(obj) {
+            return Ok(());
+        }
+        let (_, alias_str, _, names, rows) = self.table_parts(obj)?;
+        let count = rows.len().map_err(|e| self.set(e))?;
+        self.enter()?;
+        self.enc.amf0_strict_array_start(count)?;
+        for i in 0..count {
+            let row = self.table_row(&rows, i, names.len())?;
+            self.enc.amf0_register(None);
+            if alias_str.is_empty() {
+                self.enc.amf0_object_start();
+            } else {
+                self.enc.amf0_typed_object_start(alias_str)?;
+            }
+            let is_tuple = unsafe { ffi::PyTuple_Check(row.as_ptr()) } != 0;
+            for (j, name) in names.iter().enumerate() {
+                let v = self.item(row.as_ptr(), !is_tuple, j, names.len())?;
+                self.amf0_member(name, &v)
+                    .map_err(|e| e.within(PathSegment::Index(i)))?;
+            }
+            self.enc.amf0_object_end();
+        }
+        self.leave();
+        Ok(())
+    }
+
     fn amf3_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
@@ -895,21 +1061,7 @@ impl<'py> PyEncoder<'py> {
             return Err(self.enc.error("a TypedObject alias must be a str"));
         };
         let names: Vec<String> = sealed.extract().map_err(|e| self.set(e))?;
-        let ident = (alias.as_ptr() as usize, sealed.as_ptr() as usize, dynamic);
-        let key = match self.typed_traits.get(&ident) {
-            Some(&key) => key,
-            None => {
-                let next = FIRST_SYNTHETIC_TRAITS + self.typed_shapes.len();
-                let shape = (alias_str.to_owned(), names.clone(), dynamic);
-                let key = *self.typed_shapes.entry(shape).or_insert(next);
-                self.typed_traits.insert(ident, key);
-                key
-            }
-        };
-        if !self.enc.amf3_traits_reference(key) {
-            self.enc
-                .amf3_traits_inline(Some(key), alias_str, &names, dynamic, false)?;
-        }
+        self.amf3_shaped_traits(&alias, &sealed, alias_str, &names, dynamic)?;
         self.enter()?;
         let d = obj.as_ptr();
         for name in &names {
@@ -1210,6 +1362,9 @@ impl<'py> PyEncoder<'py> {
         }
         if tp == t.typed_object {
             return self.amf0_typed_object(obj);
+        }
+        if tp == t.table {
+            return self.amf0_table(obj);
         }
         if tp == t.mixed_array {
             return self.amf0_ecma(obj);

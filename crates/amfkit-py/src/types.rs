@@ -20,6 +20,7 @@ pub struct Types {
     pub date: *mut ffi::PyTypeObject,
     pub array_collection: *mut ffi::PyTypeObject,
     pub object_proxy: *mut ffi::PyTypeObject,
+    pub table: *mut ffi::PyTypeObject,
     pub array: *mut ffi::PyTypeObject,
     pub utc: *mut ffi::PyObject,
     pub names: Names,
@@ -40,6 +41,9 @@ pub struct Names {
     pub utcoffset: *mut ffi::PyObject,
     pub dict: *mut ffi::PyObject,
     pub frombytes: *mut ffi::PyObject,
+    pub columns: *mut ffi::PyObject,
+    pub rows: *mut ffi::PyObject,
+    pub collection: *mut ffi::PyObject,
 }
 
 unsafe impl Send for Types {}
@@ -104,6 +108,7 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
         date: type_ptr(kw, "date")?,
         array_collection: type_ptr(kw, "array_collection")?,
         object_proxy: type_ptr(kw, "object_proxy")?,
+        table: type_ptr(kw, "table")?,
         array,
         utc,
         names: Names {
@@ -120,6 +125,9 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
             utcoffset: intern(py, "utcoffset"),
             dict: intern(py, "__dict__"),
             frombytes: intern(py, "frombytes"),
+            columns: intern(py, "columns"),
+            rows: intern(py, "rows"),
+            collection: intern(py, "collection"),
         },
     };
     let _ = TYPES.set(types);
