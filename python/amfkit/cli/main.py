@@ -2,7 +2,9 @@
 
     amfkit decode FILE [--amf0 | --amf3] [--all] [--json [--compact]] [--max-depth N]
     amfkit encode FILE [--amf0 | --amf3] [--all] [--json] [-o OUT]
-    amfkit bench SUITE [ARGS ...]          (SUITE: codec)
+    amfkit bench SUITE [ARGS ...]          (SUITE: amfkit bench --list)
+    amfkit serve MODULE:ATTR [--host H] [--port N] [--workers N] [--access-log]
+    amfkit serve --demo [--port N]
     amfkit --version
 
 FILE may be `-` for standard input. Exit status: 0 on success, 1 when the input cannot be
@@ -22,7 +24,10 @@ from typing import Any, BinaryIO, Sequence
 __all__ = ["main", "build_parser"]
 
 PROG = "amfkit"
-BENCH_SUITES = ("codec",)
+# The experiments registered in amfkit.benchlab (importing it imports no peer library).
+from ..benchlab import EXPERIMENTS as _EXPERIMENTS  # noqa: E402
+
+BENCH_SUITES = tuple(_EXPERIMENTS)
 
 
 class CLIError(Exception):
@@ -130,6 +135,36 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("suite", choices=BENCH_SUITES, metavar="SUITE", help="one of: " + ", ".join(BENCH_SUITES))
     bench.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the suite (--quick, --size N, ...)")
     bench.set_defaults(func=cmd_bench)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve a gateway (an ASGI app) with uvicorn",
+        description=(
+            "Serve the ASGI application MODULE:ATTR (such as an amfkit.remoting.Gateway) "
+            "with uvicorn, or the demo gateway with --demo (http://HOST:PORT/gateway). "
+            "MODULE is imported with the current directory on the path. uvicorn uses "
+            "uvloop and httptools when they are installed (pip install 'uvicorn[standard]'), "
+            "which makes it faster still."
+        ),
+    )
+    serve.add_argument("app", nargs="?", metavar="MODULE:ATTR", help="the ASGI app to serve (omit with --demo)")
+    serve.add_argument("--demo", action="store_true", help="serve the demo gateway (amfkit.demo_server:app)")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8000, help="the TCP port (default 8000)")
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="worker processes (default 1; sessions in the default in-memory store are per worker)",
+    )
+    serve.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every request (off by default, to keep the request path short)",
+    )
+    serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's log level (default info)")
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 
@@ -195,7 +230,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    name = f"amfkit.benchlab.{args.suite}"
+    name = _EXPERIMENTS[args.suite]
     try:
         module = importlib.import_module(name)
     except ImportError as e:
@@ -213,6 +248,93 @@ def cmd_bench(args: argparse.Namespace) -> int:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     return result if isinstance(result, int) else 0
+
+
+DEMO_APP = "amfkit.demo_server:app"
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.demo and args.app:
+        raise CLIError("give either MODULE:ATTR or --demo, not both")
+    if not args.demo and not args.app:
+        raise CLIError("give the app to serve as MODULE:ATTR (or --demo for the demo gateway)")
+    target = DEMO_APP if args.demo else args.app
+    try:
+        import uvicorn
+    except ImportError:
+        raise CLIError("serving needs uvicorn: pip install 'amfkit[server]'") from None
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    if args.demo and args.workers > 1 and not os.environ.get("AMFKIT_DEMO_DB"):
+        # Create the demo database once, here, and point every worker at it.
+        try:
+            from amfkit.demo_data import ensure_database
+
+            os.environ["AMFKIT_DEMO_DB"] = str(ensure_database())
+        except ImportError:
+            raise CLIError("the demo gateway (amfkit.demo_data) is not part of this amfkit build") from None
+        except OSError as e:
+            raise CLIError(f"cannot create the demo database: {e}") from None
+    _check_app(target, demo=args.demo)
+    print(f"{PROG} serve: {target} on http://{_url_host(args.host)}:{args.port}/ ({args.workers} worker{'s' if args.workers > 1 else ''})", file=sys.stderr)
+    # uvicorn imports the app itself (in every worker when there are several).
+    uvicorn.run(
+        target,
+        host=args.host,
+        port=args.port,
+        workers=args.workers if args.workers > 1 else None,
+        access_log=args.access_log,
+        log_level=args.log_level,
+    )
+    return 0
+
+
+def _check_app(target: str, *, demo: bool) -> None:
+    """Import MODULE:ATTR once here so that a mistake is one clear line, not a traceback."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise CLIError(f"{target!r} is not MODULE:ATTR (for example myapp:gateway)")
+    if demo:
+        from importlib.util import find_spec
+
+        try:
+            found = find_spec(module_name) is not None
+        except ImportError:
+            found = False
+        if not found:
+            raise CLIError(f"the demo gateway ({module_name}) is not part of this amfkit build")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        if getattr(e, "name", None) == module_name:
+            raise CLIError(f"cannot import {module_name!r}: no such module (run from the directory holding it)") from None
+        raise CLIError(f"cannot import {module_name!r}: {e}") from None
+    except Exception as e:
+        raise CLIError(f"importing {module_name!r} failed: {type(e).__name__}: {e}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CLIError(f"module {module_name!r} has no attribute {attr!r}") from None
+        except Exception as e:
+            raise CLIError(f"loading {target} failed: {type(e).__name__}: {e}") from None
+    if not callable(obj):
+        raise CLIError(f"{target} is a {type(obj).__name__}, not an ASGI app (an amfkit.remoting.Gateway, say)")
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {n}")
+    return n
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -1,0 +1,170 @@
+"""Helpers for the gateway tests: services to call, request packets (including the exact
+byte shapes Flex and Royale send), and running the gateway's plain core in process."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any, Iterable, Mapping
+
+import amfkit
+from amfkit.remoting import packet
+from amfkit.remoting.gateway import Gateway
+from amfkit.remoting.packet import Body, Envelope, Header
+from amfkit.remoting.services import Context, Fault, requires
+
+AMF = {"content-type": "application/x-amf"}
+
+
+class EchoService:
+    """The services the gateway tests call."""
+
+    def echo(self, value: Any) -> Any:
+        return value
+
+    def add(self, a: int, b: int) -> int:
+        return a + b
+
+    def fail(self, message: str) -> None:
+        raise RuntimeError(message)
+
+    def fault(self, message: str) -> None:
+        raise Fault(message, code="App.Custom", details={"field": "name"})
+
+    def fault_text(self, message: str) -> None:
+        raise Fault(message, code="App.Text", details="see the manual")
+
+    async def slow_echo(self, value: Any) -> Any:
+        await asyncio.sleep(0.001)
+        return value
+
+    def count(self, items: list) -> int:  # type: ignore[type-arg]
+        return len(items)
+
+    def kind(self, value: Any) -> str:
+        return type(value).__name__
+
+    @requires("admin")
+    def secret(self) -> str:
+        return "s3cret"
+
+    def whoami(self, context: Context) -> Any:
+        p = context.principal
+        return None if p is None else {"name": p.name, "roles": sorted(p.roles)}
+
+    def remember(self, value: Any, context: Context) -> bool:
+        context.session["value"] = value
+        return True
+
+    def recall(self, context: Context) -> Any:
+        return context.session.get("value")
+
+    def headers(self, context: Context) -> Any:
+        return sorted(context.headers)
+
+    def protocol(self, context: Context) -> str:
+        return context.protocol
+
+    def unencodable(self) -> Any:
+        return object()
+
+    def big(self, n: int) -> str:
+        return "tile,1,2,FFAA00,90\n" * n
+
+
+USERS = {"alice": ("wonderland", {"admin"}), "bob": ("builder", set())}
+
+
+def authenticate(userid: Any, password: Any) -> Any:
+    from amfkit.remoting.services import Principal
+
+    entry = USERS.get(userid)
+    if entry is None or entry[0] != password:
+        return None
+    return Principal(userid, frozenset(entry[1]))
+
+
+async def authenticate_async(userid: Any, password: Any) -> Any:
+    await asyncio.sleep(0)
+    return authenticate(userid, password)
+
+
+def gateway(**options: Any) -> Gateway:
+    return Gateway({"EchoService": EchoService}, **options)
+
+
+def call(
+    gw: Gateway,
+    body: bytes = b"",
+    headers: Mapping[str, str] | None = None,
+    *,
+    method: str = "POST",
+    path: str = "/gateway",
+) -> tuple[int, dict[str, str], bytes]:
+    """Run the gateway's plain core; headers come back as a dict (lowercase names)."""
+    h = dict(AMF if headers is None else headers)
+    status, out_headers, out = asyncio.run(gw.respond(method, path, h, body))
+    return status, dict(out_headers), out
+
+
+def request(
+    version: int,
+    bodies: Iterable[tuple[str, str, Any]],
+    headers: Iterable[tuple[str, Any, bool]] = (),
+) -> bytes:
+    return packet.encode(
+        Envelope(version, [Header(n, v, mu) for n, v, mu in headers], [Body(t, r, v) for t, r, v in bodies])
+    )
+
+
+def answer(gw: Gateway, data: bytes, *, path: str = "/gateway", headers: Mapping[str, str] | None = None) -> Envelope:
+    """POST an AMF packet and decode the 200 answer."""
+    status, h, out = call(gw, data, headers, path=path)
+    assert status == 200, (status, out)
+    assert h["content-type"] == "application/x-amf"
+    return packet.decode(out)
+
+
+def nc(gw: Gateway, target: str, *args: Any, version: int = 0, headers: Iterable[tuple[str, Any, bool]] = (), path: str = "/gateway") -> Body:
+    """One NetConnection call; the single answer body."""
+    env = answer(gw, request(version, [(target, "/1", list(args))], headers), path=path)
+    assert len(env.bodies) == 1
+    return env.bodies[0]
+
+
+# --- raw packets: the byte shapes real clients send ------------------------------------
+
+
+def _utf(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return struct.pack(">H", len(b)) + b
+
+
+def raw_packet(version: int, bodies: Iterable[tuple[str, str, bytes]], headers: Iterable[tuple[str, bool, bytes]] = (), length: int | None = None) -> bytes:
+    """A packet whose values are given as encoded bytes; `length` forces every header and
+    body length field to that value (peers write -1, 0, 1 or the real length)."""
+    headers = list(headers)
+    bodies = list(bodies)
+    out = bytearray(struct.pack(">HH", version, len(headers)))
+    for name, mu, value in headers:
+        out += _utf(name) + bytes([mu]) + struct.pack(">I", len(value) if length is None else length & 0xFFFFFFFF) + value
+    out += struct.pack(">H", len(bodies))
+    for target, response, value in bodies:
+        out += _utf(target) + _utf(response) + struct.pack(">I", len(value) if length is None else length & 0xFFFFFFFF) + value
+    return bytes(out)
+
+
+def flex_shape(message: Any) -> bytes:
+    """What Flex sends as a body value: an AMF0 strict array of one AVM+-switched AMF3 value."""
+    return b"\x0a\x00\x00\x00\x01\x11" + amfkit.amf3.encode(message)
+
+
+def royale_shape(message: Any) -> bytes:
+    """What Royale's JS client sends: the AVM+ switch, then an AMF3 array of the message."""
+    return b"\x11" + amfkit.amf3.encode([message])
+
+
+def fp9_args(*args: Any) -> bytes:
+    """Flash Player 9 NetConnection (AMF3 encoding): an AMF0 strict array whose items are
+    each AVM+-switched AMF3 values."""
+    return b"\x0a" + struct.pack(">I", len(args)) + b"".join(b"\x11" + amfkit.amf3.encode(a) for a in args)
