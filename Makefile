@@ -75,11 +75,15 @@ $(BUILD_STAMP): $(VENV_STAMP) $(BUILD_INPUTS) $(if $(EXTENSION),,FORCE)
 FORCE:
 
 .PHONY: run
-run: build ## build, then run the demo (round-trips a sample graph, decodes fixtures/*.amf)
+run: build ## build, then serve the demo gateway on http://127.0.0.1:8000/gateway (ARGS='--port 9000')
+	$(VENV)/bin/amfkit serve --demo $(ARGS)
+
+.PHONY: demo
+demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/*.amf
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build test-rust test-python ## build, then run every test: cargo test (core), clippy, pytest
+test: build system-deps test-rust test-python ## build, then run every test: cargo test (core), clippy, pytest
 
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
@@ -93,8 +97,37 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 	fi
 
 .PHONY: test-python
-test-python: build ## build, then run pytest against the built extension
+test-python: build system-deps ## build, then run pytest against the built extension
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# The tests start a real PostgreSQL server (tests/pg.py): install one when none is found.
+# Quick and silent when a server is there; a loud failure when it cannot be installed
+# (those tests are never skipped).
+PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
+
+.PHONY: system-deps
+system-deps: ## install the system packages the tests use when missing (PostgreSQL server, via apt-get)
+	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
+	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
+	  exit 0; \
+	fi; \
+	echo "PostgreSQL server not found (the tests start one): installing it"; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "error: no apt-get here: install a PostgreSQL server yourself (initdb and pg_ctl on PATH," >&2; \
+	  echo "       e.g. brew install postgresql or dnf install postgresql-server), then run make again" >&2; \
+	  exit 1; \
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else \
+	  echo "error: installing PostgreSQL needs root: run 'sudo apt-get install -y postgresql', then make again" >&2; \
+	  exit 1; \
+	fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql \
+	  || { echo "error: apt-get could not install postgresql (the PostgreSQL tests need it)" >&2; exit 1; }; \
+	ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
+	  || { echo "error: postgresql was installed but no /usr/lib/postgresql/*/bin/pg_ctl exists" >&2; exit 1; }
 
 .PHONY: bench
 bench: build ## build, then run the codec benchmark (amfkit bench codec; ARGS=--quick for a short run)
