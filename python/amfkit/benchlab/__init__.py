@@ -30,6 +30,7 @@ __all__ = ["EXPERIMENTS", "experiment", "main", "names"]
 #: Experiment name -> module implementing it (see the module docstring for its shape).
 EXPERIMENTS: dict[str, str] = {
     "codec": "amfkit.benchlab.codec",
+    "gateway": "amfkit.benchlab.gateway",
 }
 
 

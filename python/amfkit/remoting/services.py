@@ -46,6 +46,9 @@ class Fault(Exception):
         self.code = code
         self.message = message
         self.details = details
+        #: On the client side, the fault as the server sent it (an onStatus object or an
+        #: ErrorMessage); None for faults raised by services.
+        self.raw: Any = None
 
     def __repr__(self) -> str:
         return f"Fault({self.message!r}, code={self.code!r})"
@@ -131,6 +134,17 @@ class Method:
     checks: dict[str, tuple[type, ...]]
     is_async: bool
     doc: str
+    #: For signatures of plain positional parameters (no *args, **kwargs, keyword-only,
+    #: context): how many are required, how many allowed, and each one's check; `call`
+    #: then skips `inspect.Signature.bind`.
+    fast: tuple[int, int, tuple[tuple[type, ...] | None, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        params = list(self.signature.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        if plain and self.context_param is None:
+            required = sum(1 for p in params if p.default is p.empty)
+            self.fast = (required, len(params), tuple(self.checks.get(p.name) for p in params))
 
     @property
     def target(self) -> str:
@@ -272,9 +286,23 @@ class Services:
     ) -> Any:
         """Look up, check access and arguments, and call; awaits async methods."""
         method = self.lookup(target)
-        self.authorize(method, context)
-        bound = method.bind(args, kwargs, context)
-        result = method.fn(*bound.args, **bound.kwargs)
+        if method.roles:
+            self.authorize(method, context)
+        fast = method.fast
+        if fast is not None and not kwargs:
+            args = args if isinstance(args, (list, tuple)) else list(args)
+            required, allowed, checks = fast
+            if required <= len(args) <= allowed and all(
+                c is None or (isinstance(a, c) and (bool in c or not isinstance(a, bool))) for a, c in zip(args, checks)
+            ):
+                result = method.fn(*args)
+            else:
+                # bind() says precisely what is wrong (and raises the Fault)
+                bound = method.bind(args, kwargs, context)
+                result = method.fn(*bound.args, **bound.kwargs)
+        else:
+            bound = method.bind(args, kwargs, context)
+            result = method.fn(*bound.args, **bound.kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result

@@ -1,0 +1,377 @@
+"""Gateway throughput: amfkit's gateway against Py3AMF's and against the HTTP floor.
+
+    amfkit bench gateway [--quick] [--duration S] [--connections N] [--json PATH]
+
+Each server runs under uvicorn (httptools, uvloop, one worker, no access log) in its own
+process on 127.0.0.1, and `wrk` (a C load generator; `make bench` installs it) sends the
+same request for a few seconds over N keep-alive connections:
+
+- `amfkit`: the demo gateway (`amfkit.demo_server:app`);
+- `py3amf`: Py3AMF's WSGI gateway over the same demo services (uvicorn's WSGI interface);
+- `bare`: an ASGI app answering every POST with the echo call's pre-encoded answer: the
+  floor, what a gateway costs nothing above.
+
+Calls: a small echo (AMF3 and AMF0) and the seed 000 article's 1000 tiles in its four
+shapes (string, array of objects, recordset, typed objects), AMF0 and AMF3, with and
+without gzip. Before any timing every request is sent once and its answer decoded and
+checked. Beside the HTTP figures the report gives each tile call's server time in
+process (`Gateway.respond`, no HTTP) and its size on the wire.
+
+Goals (issue 3): echo at least 10x Py3AMF and within 20% of the bare endpoint; the
+recordset within 2x of the string in server time and, with gzip, no bigger on the wire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import gzip
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from . import timing
+
+NAME = "gateway"
+SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
+
+SHAPES = ("String", "Array", "RecordSet", "TypedObjects")
+
+_WRK_SCRIPT = r"""
+local f = assert(io.open(os.getenv("AMFKIT_BODY"), "rb"))
+wrk.method = "POST"
+wrk.body = f:read("*all")
+f:close()
+wrk.headers["Content-Type"] = "application/x-amf"
+local ae = os.getenv("AMFKIT_AE")
+if ae and ae ~= "" then wrk.headers["Accept-Encoding"] = ae end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("AMFKIT %d %d %d %d %.1f %.1f\n", summary.requests, summary.duration,
+    e.connect + e.read + e.write + e.timeout, e.status, latency.mean, latency:percentile(99)))
+end
+"""
+
+
+@dataclasses.dataclass
+class Options:
+    duration: float = 5.0
+    connections: int = 16
+    threads: int = 1
+    quick: bool = False
+    servers: tuple[str, ...] = ("amfkit", "py3amf", "bare")
+    json_path: str | None = None
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    server_ok: tuple[str, ...]
+    body: bytes
+    gzip: bool
+    check: Any  # callable(decoded result) -> bool
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _server(app: str, *, wsgi: bool, env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
+        "--workers", "1", "--log-level", "warning", "--no-access-log",
+        "--http", "httptools", "--loop", "uvloop",
+    ]
+    if wsgi:
+        cmd += ["--interface", "wsgi"]
+    proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{app} did not start: {proc.stderr.read().decode(errors='replace') if proc.stderr else ''}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{app} did not start within 30 s")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/gateway"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _request(version: int, target: str, args: list[Any]) -> bytes:
+    from ..remoting import packet
+
+    return packet.encode(packet.Envelope(version, bodies=[packet.Body(target, "/1", args)]))
+
+
+def _cases() -> list[Case]:
+    from .apps import echo_request, echo_value
+
+    cases = [
+        Case("echo AMF3", ("amfkit", "py3amf", "bare"), echo_request(3), False, lambda r: r == echo_value()),
+        Case("echo AMF0", ("amfkit", "py3amf"), echo_request(0), False, lambda r: r == echo_value()),
+    ]
+    for version in (3, 0):
+        for shape in SHAPES:
+            for gz in (False, True):
+                servers = ("amfkit", "py3amf") if shape in ("String", "Array") else ("amfkit",)
+                cases.append(
+                    Case(
+                        f"tiles {shape} AMF{version}{' gzip' if gz else ''}",
+                        servers,
+                        _request(version, f"TileService.getTilesAs{shape}", [1]),
+                        gz,
+                        _tiles_ok,
+                    )
+                )
+    return cases
+
+
+def _tiles_ok(result: Any) -> bool:
+    if isinstance(result, str):
+        return result.count("\n") == 999
+    if hasattr(result, "get") and "serverInfo" in result:
+        return len(result["serverInfo"]["initialData"]) == 1000
+    return len(result) == 1000
+
+
+def _post(url: str, case: Case, *, must_gzip: bool) -> tuple[Any, int]:
+    """Send the case once; return the decoded result and the bytes on the wire."""
+    import httpx
+
+    from ..remoting import packet
+
+    headers = {"Content-Type": "application/x-amf", "Accept-Encoding": "gzip" if case.gzip else "identity"}
+    with httpx.Client(timeout=30) as client:
+        with client.stream("POST", url, content=case.body, headers=headers) as r:
+            wire = b"".join(r.iter_raw())
+            if r.status_code != 200:
+                raise RuntimeError(f"HTTP {r.status_code}")
+            gzipped = r.headers.get("content-encoding", "").lower() == "gzip"
+    if must_gzip and case.gzip and len(wire) > 1024 and not gzipped:
+        raise RuntimeError("a large answer to a gzip-accepting request was not compressed")
+    envelope = packet.decode(gzip.decompress(wire) if gzipped else wire)
+    body = envelope.bodies[0]
+    if not body.target.endswith("/onResult"):
+        raise RuntimeError(f"fault: {body.value!r}"[:200])
+    return body.value, len(wire)
+
+
+def _wrk(url: str, case: Case, options: Options, workdir: str) -> dict[str, Any]:
+    body_path = os.path.join(workdir, "body.amf")
+    with open(body_path, "wb") as f:
+        f.write(case.body)
+    script = os.path.join(workdir, "post.lua")
+    with open(script, "w") as f:
+        f.write(_WRK_SCRIPT)
+    env = {**os.environ, "AMFKIT_BODY": body_path, "AMFKIT_AE": "gzip" if case.gzip else ""}
+    cmd = ["wrk", "-t", str(options.threads), "-c", str(options.connections), "-d", f"{max(1, round(options.duration))}s", "-s", script, url]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=options.duration + 60)
+    for line in out.stdout.splitlines():
+        if line.startswith("AMFKIT "):
+            requests, duration_us, sock_errors, status_errors, mean_us, p99_us = line.split()[1:]
+            seconds = int(duration_us) / 1e6
+            return {
+                "requests": int(requests),
+                "rps": int(requests) / seconds if seconds else 0.0,
+                "errors": int(sock_errors) + int(status_errors),
+                "latency_ms": {"mean": float(mean_us) / 1000, "p99": float(p99_us) / 1000},
+            }
+    raise RuntimeError(f"wrk gave no result: {out.stdout[-500:]} {out.stderr[-500:]}")
+
+
+def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
+    """Each tile call's time in process: `Gateway.respond`, no HTTP."""
+    from ..demo_server import build
+
+    gateway = build(db)
+    out: dict[str, dict[str, float]] = {}
+
+    async def once(body: bytes) -> None:
+        status, _, _ = await gateway.respond("POST", "/gateway", {"content-type": "application/x-amf"}, body)
+        assert status == 200
+
+    loop = asyncio.new_event_loop()
+    try:
+        for version in (3, 0):
+            for shape in SHAPES:
+                body = _request(version, f"TileService.getTilesAs{shape}", [1])
+                m = timing.measure(lambda: loop.run_until_complete(once(body)), repeat=5 if options.quick else 30, warmup=2)
+                out[f"{shape} AMF{version}"] = {"median_ms": m.wall.median * 1000, "min_ms": m.wall.min * 1000}
+    finally:
+        loop.close()
+    return out
+
+
+def run(options: Options) -> dict[str, Any]:
+    if shutil.which("wrk") is None:
+        raise RuntimeError("wrk is not installed (apt-get install wrk; `make bench` does it)")
+    from ..demo_data import ensure_database
+
+    with tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
+        db = str(ensure_database(os.path.join(workdir, "tiles.sqlite3")))
+        env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db}
+        servers = {
+            "amfkit": ("amfkit.demo_server:app", False),
+            "py3amf": ("amfkit.benchlab.apps:py3amf_wsgi", True),
+            "bare": ("amfkit.benchlab.apps:bare", False),
+        }
+        rows: list[dict[str, Any]] = []
+        ok = True
+        cases = _cases()
+        if options.quick:
+            cases = [c for c in cases if c.name.startswith("echo") or ("AMF3" in c.name and "String" in c.name) or ("AMF3" in c.name and "RecordSet" in c.name)]
+        for server in options.servers:
+            app, wsgi = servers[server]
+            with _server(app, wsgi=wsgi, env=env) as url:
+                for case in cases:
+                    if server not in case.server_ok:
+                        continue
+                    row: dict[str, Any] = {"server": server, "case": case.name}
+                    try:
+                        # Py3AMF's gateway never compresses; amfkit's must, over its threshold.
+                        result, wire = _post(url, case, must_gzip=server == "amfkit")
+                        row["check"] = bool(case.check(result))
+                        row["wire_bytes"] = wire
+                    except Exception as exc:  # a failed check is reported, never timed
+                        row["check"] = False
+                        row["error"] = str(exc)[:200]
+                    if row["check"]:
+                        row.update(_wrk(url, case, options, workdir))
+                        row["check"] = row["errors"] == 0
+                    ok = ok and row["check"]
+                    rows.append(row)
+        server_times = _server_times(options, db)
+    report = {
+        "experiment": NAME,
+        "ok": ok,
+        "options": dataclasses.asdict(options),
+        "machine": timing.machine_facts(_versions()),
+        "results": rows,
+        "server_times": server_times,
+    }
+    report["goals"] = _goals(report)
+    return report
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in ("amfkit", "uvicorn", "httptools", "uvloop", "py3amf"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _rps(report: dict[str, Any], server: str, case: str) -> float | None:
+    for row in report["results"]:
+        if row["server"] == server and row["case"] == case and "rps" in row:
+            return float(row["rps"])
+    return None
+
+
+def _wire(report: dict[str, Any], case: str) -> int | None:
+    for row in report["results"]:
+        if row["server"] == "amfkit" and row["case"] == case:
+            return row.get("wire_bytes")
+    return None
+
+
+def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
+    goals = []
+    a, p, b = (_rps(report, s, "echo AMF3") for s in ("amfkit", "py3amf", "bare"))
+    if a and p:
+        goals.append({"goal": "echo AMF3: amfkit >= 10x Py3AMF requests/s", "value": f"{a / p:.1f}x", "met": a >= 10 * p})
+    if a and b:
+        goals.append({"goal": "echo AMF3: amfkit within 20% of the bare endpoint", "value": f"{a / b:.0%} of bare", "met": a >= 0.8 * b})
+    st = report["server_times"]
+    for v in ("AMF3", "AMF0"):
+        rs, s = st.get(f"RecordSet {v}"), st.get(f"String {v}")
+        if rs and s:
+            r = rs["median_ms"] / s["median_ms"]
+            goals.append({"goal": f"tiles {v}: recordset server time within 2x of the string", "value": f"{r:.2f}x", "met": r <= 2})
+        rw, sw = _wire(report, f"tiles RecordSet {v} gzip"), _wire(report, f"tiles String {v} gzip")
+        if rw and sw:
+            goals.append({"goal": f"tiles {v}: recordset gzip size <= string gzip size", "value": f"{rw:,} vs {sw:,} bytes", "met": rw <= sw})
+    return goals
+
+
+def format_report(report: dict[str, Any]) -> str:
+    lines = [
+        "amfkit bench gateway: requests/s under wrk "
+        f"({report['options']['connections']} connections, {report['options']['duration']} s each, one uvicorn worker per server)",
+        "",
+        f"{'case':28} {'server':7} {'req/s':>9} {'mean ms':>8} {'p99 ms':>8} {'wire bytes':>11}  check",
+        f"{'-' * 28} {'-' * 7} {'-' * 9} {'-' * 8} {'-' * 8} {'-' * 11}  -----",
+    ]
+    for row in report["results"]:
+        rps = f"{row['rps']:,.0f}" if "rps" in row else "-"
+        lat = row.get("latency_ms", {})
+        lines.append(
+            f"{row['case']:28} {row['server']:7} {rps:>9} {lat.get('mean', 0):8.2f} {lat.get('p99', 0):8.2f} "
+            f"{row.get('wire_bytes', 0):>11,}  {'ok' if row['check'] else 'FAILED ' + row.get('error', '')}"
+        )
+    lines += ["", "server time in process (Gateway.respond, no HTTP), 1000 tiles:"]
+    for name, t in report["server_times"].items():
+        lines.append(f"  {name:22} {t['median_ms']:7.2f} ms (min {t['min_ms']:.2f})")
+    lines += ["", "goals:"]
+    for g in report["goals"]:
+        lines.append(f"  {g['goal']}: {g['value']}: {'met' if g['met'] else 'NOT met'}")
+    m = report["machine"]
+    lines += ["", f"machine: {m['cpu']}, {m['cpu_count']} cores; load {m['load_average']}; versions: {m['versions']}"]
+    return "\n".join(lines)
+
+
+def parse_options(argv: list[str] | None = None) -> Options:
+    p = argparse.ArgumentParser(prog="amfkit bench gateway", description=SUMMARY)
+    p.add_argument("--quick", action="store_true", help="1 s per case, echo and two tile cases (a correctness run)")
+    p.add_argument("--duration", type=float, default=5.0, help="seconds of load per case (default 5)")
+    p.add_argument("--connections", type=int, default=16, help="keep-alive connections (default 16)")
+    p.add_argument("--servers", default="amfkit,py3amf,bare", help="which servers (default all)")
+    p.add_argument("--json", dest="json_path", help="write the report as JSON")
+    a = p.parse_args(argv)
+    servers = tuple(s for s in a.servers.split(",") if s)
+    return Options(
+        duration=1.0 if a.quick else a.duration,
+        connections=a.connections,
+        quick=a.quick,
+        servers=servers,
+        json_path=a.json_path,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse_options(argv)
+    report = run(options)
+    print(format_report(report))
+    if options.json_path:
+        with open(options.json_path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
