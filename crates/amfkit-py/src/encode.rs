@@ -46,7 +46,8 @@ pub struct PyEncoder<'py> {
     /// String-table indexes by str object identity (checked before hashing contents),
     /// with a direct-mapped cache in front (member names repeat object after object).
     str_ids: FxHashMap<usize, u32>,
-    str_cache: Box<[(usize, u32); STR_CACHE]>,
+    /// Empty until the first string misses it (a small encode never pays for it).
+    str_cache: Vec<(usize, u32)>,
     last_class: (usize, *const ClassInfo),
 }
 
@@ -101,7 +102,7 @@ impl<'py> PyEncoder<'py> {
             typed_traits: FxHashMap::default(),
             typed_shapes: FxHashMap::default(),
             str_ids: FxHashMap::default(),
-            str_cache: Box::new([(0, 0); STR_CACHE]),
+            str_cache: Vec::new(),
             last_class: (0, std::ptr::null()),
         })
     }
@@ -110,7 +111,7 @@ impl<'py> PyEncoder<'py> {
     /// reset, and the caches keyed on them must go too.
     pub fn new_context(&mut self) {
         self.str_ids.clear();
-        self.str_cache.fill((0, 0));
+        self.str_cache.clear();
         self.typed_traits.clear();
         self.typed_shapes.clear();
     }
@@ -211,18 +212,24 @@ impl<'py> PyEncoder<'py> {
     fn amf3_str_obj(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         let id = obj.as_ptr() as usize;
         let slot = (id >> 4) % STR_CACHE;
-        let cached = self.str_cache[slot];
-        if cached.0 == id {
-            self.enc.amf3_str_reference(cached.1);
-            return Ok(());
+        if let Some(&cached) = self.str_cache.get(slot) {
+            if cached.0 == id {
+                self.enc.amf3_str_reference(cached.1);
+                return Ok(());
+            }
         }
         self.amf3_str_obj_slow(obj, id, slot)
     }
 
     #[inline(never)]
     fn amf3_str_obj_slow(&mut self, obj: &Bound<'py, PyAny>, id: usize, slot: usize) -> Result<()> {
+        if self.str_cache.is_empty() && self.str_ids.len() >= 8 {
+            self.str_cache = vec![(0, 0); STR_CACHE];
+        }
         if let Some(&index) = self.str_ids.get(&id) {
-            self.str_cache[slot] = (id, index);
+            if let Some(entry) = self.str_cache.get_mut(slot) {
+                *entry = (id, index);
+            }
             self.enc.amf3_str_reference(index);
             return Ok(());
         }
@@ -233,7 +240,9 @@ impl<'py> PyEncoder<'py> {
             // and kept alive, so its address stays its own.
             if unsafe { ffi::Py_REFCNT(obj.as_ptr()) } > SOLE_OWNER {
                 self.str_ids.insert(id, index);
-                self.str_cache[slot] = (id, index);
+                if let Some(entry) = self.str_cache.get_mut(slot) {
+                    *entry = (id, index);
+                }
                 self.keep(obj);
             }
         }

@@ -257,7 +257,13 @@ def run(options: Options) -> dict[str, Any]:
                         row["check"] = False
                         row["error"] = str(exc)[:200]
                     if row["check"]:
-                        row.update(_wrk(url, case, options, workdir))
+                        # The echo figures carry the goals: the median of three runs
+                        # (wrk shares the machine's cores with the server).
+                        runs = [_wrk(url, case, options, workdir) for _ in range(3 if case.name.startswith("echo") else 1)]
+                        runs.sort(key=lambda r: r["rps"])
+                        row.update(runs[len(runs) // 2])
+                        row["runs"] = len(runs)
+                        row["errors"] = sum(r["errors"] for r in runs)
                         row["check"] = row["errors"] == 0
                     ok = ok and row["check"]
                     rows.append(row)

@@ -91,7 +91,7 @@ from .messages import (
     RemotingMessage,
 )
 from .packet import Body, Envelope, Header
-from .services import Context, Fault, Principal, Services
+from .services import Context, Fault, Principal, Services, awaitable
 from .sessions import PRINCIPAL_KEY, MemorySessionStore, Session, SessionStore, new_session_id
 
 __all__ = ["Gateway", "AMF_CONTENT_TYPE"]
@@ -177,8 +177,69 @@ class Gateway:
     # --- the adapters ----------------------------------------------------------------
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-        """The ASGI application."""
+        """The ASGI application.
+
+        An AMF POST to the gateway's path with no query string and no Content-Encoding,
+        whose body arrives in one message, takes a short path here (the request path is
+        the HTTP floor plus what the gateway must do); everything else, and any packet
+        that is not plain, goes through the general core, which answers the same way.
+        """
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("query_string"):
+            gzip_ok = self._plain_post(scope)
+            if gzip_ok is not None:
+                message = await receive()
+                if message["type"] == "http.request" and not message.get("more_body"):
+                    out = await self._fast_amf(message.get("body", b""))
+                    if out is not None:
+                        headers = [_CONTENT_TYPE_AMF]
+                        if self.gzip_threshold is not None:
+                            headers.append(_VARY)
+                            if gzip_ok and len(out) >= self.gzip_threshold:
+                                out = _http.gzip(out, self.gzip_level)
+                                headers.append(_CONTENT_ENCODING_GZIP)
+                        headers.append((b"content-length", str(len(out)).encode()))
+                        await send({"type": "http.response.start", "status": 200, "headers": headers})
+                        await send({"type": "http.response.body", "body": out})
+                        return
+                receive = _replay(message, receive)
         await _http.asgi(self._respond, self.max_body_size, scope, receive, send)
+
+    def _plain_post(self, scope: dict[str, Any]) -> bool | None:
+        """For a POST that can take the short path: whether the client accepts gzip;
+        None when it cannot (another path or protocol, a compressed or too large body)."""
+        path = scope["path"]
+        if self.path is not None and path != self.path and path.rstrip("/") != self.path:
+            return None
+        gzip_ok = False
+        for k, v in scope["headers"]:
+            if k == b"content-type":
+                if _http.media_type(v.decode("latin-1")) != AMF_CONTENT_TYPE:
+                    return None
+            elif k == b"accept-encoding":
+                gzip_ok = _http.accepts_gzip(v.decode("latin-1"))
+            elif k == b"content-encoding":
+                return None
+            elif k == b"content-length":
+                if not v.isdigit() or int(v) > self.max_body_size:
+                    return None
+        return gzip_ok
+
+    async def _fast_amf(self, data: bytes) -> bytes | None:
+        """Answer a packet on the short path; None for an empty or malformed one (the
+        general core then gives the precise 400)."""
+        if not data or len(data) > self.max_body_size:
+            return None
+        try:
+            version, headers, bodies = _amfkit.decode_packet(
+                data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size
+            )
+        except Exception:
+            return None
+        if not headers:
+            methods = self._plain_calls(bodies)
+            if methods is not None:
+                return await self._answer_plain(version, bodies, methods)
+        return await self._answer_packet(version, headers, bodies, "")
 
     @property
     def wsgi(self) -> _http.WSGIAdapter:
@@ -293,13 +354,27 @@ class Gateway:
         if not data:
             raise _http.HTTPError(400, "empty request body (an AMF remoting packet was expected)")
         try:
-            envelope = packet.decode(data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size)
+            version, headers, bodies = _amfkit.decode_packet(
+                data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size
+            )
         except _amfkit.DecodeError as e:
             raise _http.HTTPError(400, f"malformed AMF packet: {e}") from None
         except (ValueError, TypeError, LookupError, AttributeError) as e:
             # An externalizable reader (a Flex small form) refused its bytes.
             logger.debug("malformed AMF packet", exc_info=True)
             raise _http.HTTPError(400, f"malformed AMF packet: {e}") from None
+        return await self._answer_packet(version, headers, bodies, query)
+
+    async def _answer_packet(
+        self, version: int, headers: list[tuple[str, bool, Any]], bodies: list[tuple[str, str, Any]], query: str
+    ) -> bytes:
+        """Answer a decoded packet: `(name, must_understand, value)` headers and
+        `(target, response, value)` bodies."""
+        if not headers and not query:
+            plain = self._plain_calls(bodies)
+            if plain is not None:
+                return await self._answer_plain(version, bodies, plain)
+        envelope = Envelope(version, [Header(n, v, mu) for n, mu, v in headers], [Body(t, r, v) for t, r, v in bodies])
         request = _Request(self, envelope, query)
         await request.prepare()
         answers = []
@@ -307,6 +382,52 @@ class Gateway:
             answers.append(await self._answer(request, body))
         await request.finish()
         return self._encode(envelope.version, request.out_headers, answers)
+
+    def _plain_calls(self, bodies: list[tuple[str, str, Any]]) -> list[Any] | None:
+        """The methods of a packet whose every body is a plain NetConnection call: to an
+        existing method taking positional arguments only, needing no roles and no
+        context. None when any body is anything else (nothing has been called yet): the
+        general path answers those, sessions and headers included."""
+        methods = []
+        lookup = self.services.lookup
+        for target, _, value in bodies:
+            if isinstance(value, AbstractMessage) or (
+                type(value) is list and len(value) == 1 and isinstance(value[0], AbstractMessage)
+            ):
+                return None
+            try:
+                method = lookup(target)
+            except Fault:
+                return None
+            if method.fast is None or method.roles:
+                return None
+            methods.append(method)
+        return methods
+
+    async def _answer_plain(self, version: int, bodies: list[tuple[str, str, Any]], methods: list[Any]) -> bytes:
+        answers: list[tuple[str, str, Any]] = []
+        call = self.services.call
+        for (target, response, value), method in zip(bodies, methods):
+            args = value if type(value) is list else [value]
+            try:
+                if method.accepts(args):
+                    result = method.fn(*args)
+                    if method.is_async or awaitable(result):
+                        result = await result
+                else:
+                    result = await call(target, args)  # raises the precise Fault
+            except Exception as e:
+                body = self._fault_body(response, None, None, e, version)
+                answers.append((body.target, body.response, body.value))
+            else:
+                answers.append((response + "/onResult", "null", result))
+        try:
+            return _amfkit.encode_packet(version, [], answers, default=self.default)
+        except Exception:  # the general encoder below finds the body that cannot be written
+            pass
+        return self._encode(
+            version, [], [_Answer(Body(*a), b[1], b[0]) for a, b in zip(answers, bodies)]
+        )
 
     def _encode(self, version: int, headers: list[Header], answers: list[_Answer]) -> bytes:
         try:
@@ -448,6 +569,23 @@ class Gateway:
         err.rootCause = None
         err.extendedData = details if details is not None and not isinstance(details, str) else None
         return Body(response + "/onStatus", "null", err)
+
+
+_CONTENT_TYPE_AMF = (b"content-type", AMF_CONTENT_TYPE.encode())
+_VARY = (b"vary", b"Accept-Encoding")
+_CONTENT_ENCODING_GZIP = (b"content-encoding", b"gzip")
+
+
+def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:
+    """An ASGI `receive` that gives `message` (already received) first."""
+    pending = [message]
+
+    async def again() -> Any:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return again
 
 
 class _Answer:

@@ -94,11 +94,19 @@ def text_response(status: int, message: str, headers: Iterable[tuple[str, str]] 
     return status, [("content-type", "text/plain; charset=utf-8"), *headers], body
 
 
+_MEDIA_TYPES: dict[str, str] = {}
+
+
 def media_type(content_type: str | None) -> str:
     """`application/x-amf; charset=x` -> `application/x-amf` (lowercase; "" when absent)."""
     if not content_type:
         return ""
-    return content_type.split(";", 1)[0].strip().lower()
+    kind = _MEDIA_TYPES.get(content_type)
+    if kind is None:
+        kind = content_type.split(";", 1)[0].strip().lower()
+        if len(_MEDIA_TYPES) < 64:  # clients send a handful of distinct values
+            _MEDIA_TYPES[content_type] = kind
+    return kind
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -204,11 +212,16 @@ async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: C
     work to do) and websockets (refused)."""
     kind = scope["type"]
     if kind == "http":
-        headers: dict[str, str] = {}
-        for k, v in scope["headers"]:
-            name = k.decode("latin-1").lower()
-            value = v.decode("latin-1")
-            headers[name] = headers[name] + ", " + value if name in headers else value
+        # ASGI servers give header names in lowercase; a name sent twice is rare, and
+        # then its values are joined with ", " as HTTP allows.
+        raw = scope["headers"]
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
+        if len(headers) != len(raw):
+            headers = {}
+            for k, v in raw:
+                name = k.decode("latin-1").lower()
+                value = v.decode("latin-1")
+                headers[name] = headers[name] + ", " + value if name in headers else value
         method = scope["method"]
         path = scope["path"]
         qs = scope.get("query_string")
@@ -225,13 +238,7 @@ async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: C
                 logger.exception("unexpected error answering %s %s", method, path)
                 response = text_response(500, "internal server error")
         status, out_headers, out = response
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers],
-            }
-        )
+        await send({"type": "http.response.start", "status": status, "headers": [_encoded(k, v) for k, v in out_headers]})
         await send({"type": "http.response.body", "body": out})
     elif kind == "lifespan":
         while True:
@@ -244,6 +251,19 @@ async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: C
     elif kind == "websocket":
         await receive()  # websocket.connect
         await send({"type": "websocket.close", "code": 1003})
+
+
+_ENCODED: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+
+
+def _encoded(name: str, value: str) -> tuple[bytes, bytes]:
+    """A response header as bytes; the few that repeat on every answer are cached."""
+    pair = _ENCODED.get((name, value))
+    if pair is None:
+        pair = (name.encode("latin-1"), value.encode("latin-1"))
+        if name != "content-length" and len(_ENCODED) < 256:
+            _ENCODED[(name, value)] = pair
+    return pair
 
 
 async def _asgi_body(headers: Mapping[str, str], receive: Callable[[], Awaitable[Any]], limit: int) -> bytes:

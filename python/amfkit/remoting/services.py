@@ -79,6 +79,13 @@ class Context:
     client_id: str | None = None
 
 
+def awaitable(value: Any) -> bool:
+    """Whether a method's result must be awaited (coroutines, futures, tasks, any object
+    with `__await__`); cheaper than `inspect.isawaitable` on the plain values most
+    results are."""
+    return hasattr(type(value), "__await__")
+
+
 def requires(*roles: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a method: calling it needs a principal holding one of `roles`."""
 
@@ -137,14 +144,29 @@ class Method:
     #: For signatures of plain positional parameters (no *args, **kwargs, keyword-only,
     #: context): how many are required, how many allowed, and each one's check; `call`
     #: then skips `inspect.Signature.bind`.
-    fast: tuple[int, int, tuple[tuple[type, ...] | None, ...]] | None = None
+    fast: tuple[int, int, tuple[tuple[type, ...] | None, ...] | None] | None = None
 
     def __post_init__(self) -> None:
         params = list(self.signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         if plain and self.context_param is None:
             required = sum(1 for p in params if p.default is p.empty)
-            self.fast = (required, len(params), tuple(self.checks.get(p.name) for p in params))
+            checks = tuple(self.checks.get(p.name) for p in params)
+            self.fast = (required, len(params), checks if any(c is not None for c in checks) else None)
+
+    def accepts(self, args: list[Any] | tuple[Any, ...]) -> bool:
+        """Whether positional `args` fit this method's plain signature (count and simple
+        annotations) so that it can be called directly; False also when it is not a
+        plain signature. `bind` says what is wrong when this says no."""
+        fast = self.fast
+        if fast is None:
+            return False
+        required, allowed, checks = fast
+        if not required <= len(args) <= allowed:
+            return False
+        if checks is None:
+            return True
+        return all(c is None or (isinstance(a, c) and (bool in c or not isinstance(a, bool))) for a, c in zip(args, checks))
 
     @property
     def target(self) -> str:
@@ -288,13 +310,9 @@ class Services:
         method = self.lookup(target)
         if method.roles:
             self.authorize(method, context)
-        fast = method.fast
-        if fast is not None and not kwargs:
+        if method.fast is not None and not kwargs:
             args = args if isinstance(args, (list, tuple)) else list(args)
-            required, allowed, checks = fast
-            if required <= len(args) <= allowed and all(
-                c is None or (isinstance(a, c) and (bool in c or not isinstance(a, bool))) for a, c in zip(args, checks)
-            ):
+            if method.accepts(args):
                 result = method.fn(*args)
             else:
                 # bind() says precisely what is wrong (and raises the Fault)
@@ -303,7 +321,7 @@ class Services:
         else:
             bound = method.bind(args, kwargs, context)
             result = method.fn(*bound.args, **bound.kwargs)
-        if inspect.isawaitable(result):
+        if method.is_async or awaitable(result):
             result = await result
         return result
 
