@@ -83,7 +83,7 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build system-deps test-rust test-python ## build, then run every test: cargo test (core), clippy, pytest
+test: build system-deps bench-deps test-rust test-python ## build, then run every test: cargo test (core), clippy, pytest
 
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
@@ -97,7 +97,7 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 	fi
 
 .PHONY: test-python
-test-python: build system-deps ## build, then run pytest against the built extension
+test-python: build system-deps bench-deps ## build, then run pytest against the built extension
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # The tests start a real PostgreSQL server (tests/pg.py): install one when none is found.
@@ -130,8 +130,17 @@ system-deps: ## install the system packages the tests use when missing (PostgreS
 	  || { echo "error: postgresql was installed but no /usr/lib/postgresql/*/bin/pg_ctl exists" >&2; exit 1; }
 
 .PHONY: bench
-bench: build ## build, then run the codec benchmark (amfkit bench codec; ARGS=--quick for a short run)
+bench: build bench-deps ## build, then the codec and gateway benchmarks (ARGS='--quick' for a short run)
 	$(VENV)/bin/amfkit bench codec $(ARGS)
+	$(VENV)/bin/amfkit bench gateway $(ARGS)
+
+.PHONY: bench-deps
+bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
+	@command -v wrk >/dev/null 2>&1 && exit 0; \
+	echo "wrk not found (the gateway benchmark's load generator): installing it"; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo -n"; fi; \
+	$$sudo apt-get update -qq && $$sudo apt-get install -y -qq wrk >/dev/null || { \
+	  echo "error: could not install wrk; install it (apt-get install wrk) and run make bench again" >&2; exit 1; }
 
 .PHONY: lint
 lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit
