@@ -52,6 +52,7 @@ __all__ = [
     "InstrumentPriceService",
     "InstrumentPriceSmall",
     "TILE_COLUMNS",
+    "TILE_QUERY",
     "Tile",
     "TileService",
     "ValueDate",
@@ -85,7 +86,8 @@ class EchoService:
 TILE_COLUMNS = ("n", "x", "y", "c", "r")
 TILE_ALIAS = "org.amfkit.demo.Tile"
 
-_TILE_QUERY = (
+#: The SQL every tile method runs (the article's query, with its column aliases).
+TILE_QUERY = (
     "SELECT slot_number AS n, x, y, color AS c, rotation AS r "
     "FROM tiles WHERE set_id = ? ORDER BY slot_number"
 )
@@ -177,7 +179,7 @@ class TileService:
         weakref.finalize(self, self._connections.close)
 
     def _rows(self, set_id: int) -> sqlite3.Cursor:
-        return self._connections.get().execute(_TILE_QUERY, (set_id,))
+        return self._connections.get().execute(TILE_QUERY, (set_id,))
 
     def getTilesAsString(self, set_id: int = 1) -> str:
         """The tiles as text: a line per tile, ``n,x,y,c,r``, lines separated by "\\n"."""

@@ -30,6 +30,7 @@ __all__ = ["EXPERIMENTS", "experiment", "main", "names"]
 #: Experiment name -> module implementing it (see the module docstring for its shape).
 EXPERIMENTS: dict[str, str] = {
     "codec": "amfkit.benchlab.codec",
+    "tiles": "amfkit.benchlab.tiles",
     "gateway": "amfkit.benchlab.gateway",
 }
 
@@ -49,22 +50,7 @@ def experiment(name: str) -> ModuleType:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`amfkit bench [--list] [NAME [options]]`: run one experiment (default: codec) with its options."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("--list", "-l"):
-        for name in EXPERIMENTS:
-            print(f"{name:12}  {getattr(experiment(name), 'SUMMARY', '')}")
-        return 0
-    if args and args[0] in ("-h", "--help"):
-        print("usage: amfkit bench [--list] [EXPERIMENT [options]]")
-        print(f"experiments: {', '.join(EXPERIMENTS)}; `amfkit bench EXPERIMENT --help` lists its options")
-        return 0
-    name = "codec"
-    if args and not args[0].startswith("-"):
-        name = args.pop(0)
-    try:
-        module = experiment(name)
-    except KeyError as exc:
-        print(f"amfkit bench: {exc.args[0]}", file=sys.stderr)
-        return 2
-    return int(module.main(args))
+    """`amfkit bench [EXPERIMENT ...] [options]`, `--list`, `compare A B`: see `benchlab.runner`."""
+    from .runner import main as run_main
+
+    return run_main(list(sys.argv[1:] if argv is None else argv))

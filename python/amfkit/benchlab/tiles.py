@@ -1,0 +1,1303 @@
+"""The `tiles` experiment (seed 000): the demo's 1000-row tile query in four shapes.
+
+    amfkit bench tiles                        # 50 repetitions per figure (about 10 s)
+    python -m amfkit.benchlab.tiles --quick   # 3 repetitions (a few seconds)
+    python -m amfkit.benchlab.tiles --links 0.5,2,8,100 --rtt-ms 80 --json out/tiles.json
+
+The seed article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
+comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
+string was fastest from request to data-ready. This experiment measures the same query on
+amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo_data` in a
+temporary directory), in its four shapes (string, array of objects, recordset, typed
+objects) and in AMF0 and AMF3:
+
+1. **Server** time split into phases, each timed on its own with `benchlab.timing.measure`:
+   - *query*: the SQL statement executed and every row fetched (the same for all shapes);
+   - *conversion*: the rows turned into the shape (the string join, a dict per row, the
+     `RecordSet` and its view for the protocol, a `Tile` per row), exactly as
+     `TileService` does;
+   - *encoding*: the whole response packet through `amfkit.remoting.packet.encode`;
+   - and, for comparison, the whole in-process gateway call (`Gateway.respond`, no HTTP,
+     through an event loop), without and with gzip.
+2. **Bytes**: the packet raw and gzipped at levels 1 and 6 (with the gateway's own
+   `gzip()`), the time to compress and to decompress each, and which answers the gateway
+   compresses at each threshold (0, 1 KiB: amfkit's default, 5 KiB: the article's
+   setting, 25 KiB: Amfphp's default), checked against a real gateway at that threshold.
+3. **Client**: the time to decode the answer (`amfkit.remoting.packet.decode`, what a
+   Python client uses) and to get it into rows (a list of tuples; the string is split
+   by `demo_services.parse_tiles_string`); beside it Py3AMF's remoting decoder as the
+   slow client, pure Python and with its Cython extension when that is built (`Tile` is
+   registered with Py3AMF for the run, as its client would; `--no-py3amf` leaves it out).
+4. **Data-ready** time at a few link speeds, *computed* (not measured) from the figures
+   above: server (the gateway call) + compression + one round trip + the bytes at the
+   link's rate + decompression + client decode and rows. It leaves out TCP slow start,
+   HTTP headers and the request's own bytes.
+
+Before anything is timed every case is checked: the rows the query returns are the
+generator's (`demo_data.tiles`); the packet built from the phases is byte for byte the
+gateway's answer; the client's rows equal the query's rows (for amfkit and Py3AMF); both
+gzip levels inflate back to the packet; the gateway's gzip answers inflate back to it and
+have the expected size at every threshold. A failed check is reported and that case is
+not timed.
+
+`run(options)` returns the JSON-ready report (`"ok"`, `"results"` with one row per shape
+and version, `"thresholds"`, `"ready"`, the article's own figures under `"seed"`);
+`format_report` prints it as plain text; `sections(report)` gives the report's tables,
+charts, the article's numbers and the findings, all computed from the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import importlib
+import json
+import operator
+import os
+import sys
+import tempfile
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import Bar, Chart, Section, Table
+from .timing import machine_facts, measure
+
+__all__ = [
+    "NAME",
+    "SEED",
+    "SHAPES",
+    "SUMMARY",
+    "Options",
+    "findings",
+    "format_report",
+    "main",
+    "parse_options",
+    "rows_of",
+    "run",
+    "sections",
+]
+
+NAME = "tiles"
+SUMMARY = (
+    "1000 tiles x 4 shapes, AMF0/AMF3 (seed 000): server phases, bytes with gzip and thresholds, "
+    "client decode to rows, computed time to data-ready"
+)
+
+#: The shapes, by the suffix of their TileService method (getTilesAs<shape>).
+SHAPES = ("String", "Array", "RecordSet", "TypedObjects")
+SHAPE_WORDS = {"String": "string", "Array": "array of objects", "RecordSet": "recordset", "TypedObjects": "typed objects"}
+VERSIONS = (0, 3)
+SET_ID = 1
+ROWS = 1000
+GZIP_LEVELS = (1, 6)
+#: Wire options of the data-ready model: raw, or gzip at a level.
+WIRE_OPTIONS = ("raw", "gzip1", "gzip6")
+WIRE_WORDS = {"raw": "raw", "gzip1": "gzip -1", "gzip6": "gzip -6"}
+
+DEFAULT_REPEAT = 50
+DEFAULT_WARMUP = 5
+QUICK_REPEAT = 3
+QUICK_WARMUP = 1
+SLOW_REPEAT = 5  # Py3AMF: pure Python, tens of milliseconds a call
+DEFAULT_THRESHOLDS = (0, 1024, 5 * 1024, 25 * 1024)
+THRESHOLD_WORDS = {0: "0 (always)", 1024: "1 KiB (amfkit's default)", 5 * 1024: "5 KiB (the article's setting)", 25 * 1024: "25 KiB (Amfphp's default)"}
+DEFAULT_LINKS_MBIT = (1.0, 8.0, 100.0)
+DEFAULT_RTT_MS = 50.0
+
+_HEADERS = {"content-type": "application/x-amf"}
+_HEADERS_GZIP = {"content-type": "application/x-amf", "accept-encoding": "gzip"}
+
+# The article's own figures (AMF0; Amfphp 1.9 beta 2 on PHP 4.3.9 without its C extension,
+# MySQL 5.0.22, a Dual AMD Opteron 246 at 2.0 GHz; Flash Player 9 clients). Its "mysql"
+# row is the recordset. sd: the standard deviation it gave.
+SEED: dict[str, Any] = {
+    "article": "Flash/Amfphp data transfer: using strings is fastest (TheBroth developer diary, 22 February 2007)",
+    "setup": (
+        "AMF0; Amfphp 1.9 beta 2 on PHP 4.3.9 (not built with Amfphp's C extension), MySQL 5.0.22, "
+        "Dual AMD Opteron 246 2.0 GHz, 2 GB; 1000 rows (slot_number, x, y, color, rotation)"
+    ),
+    "gzip_threshold_default": 25 * 1024,
+    "gzip_threshold_used": 5 * 1024,
+    "string_raw_approx_kb": 21,
+    "server": {
+        "Array": {"raw_bytes": 49584, "encode_ms": 368.0, "encode_sd": 10.2, "creation_ms": 8.75, "creation_sd": 2.8, "total_ms": 376.75, "content_length": 12940},
+        "RecordSet": {"raw_bytes": 50312, "encode_ms": 125.25, "encode_sd": 1.9, "creation_ms": None, "creation_sd": None, "total_ms": 125.25, "content_length": 14099},
+        "String": {"raw_bytes": 20581, "encode_ms": 2.5, "encode_sd": 0.6, "creation_ms": 11.0, "creation_sd": 0.0, "total_ms": 13.5, "content_length": 10420},
+    },
+    "client_machines": {
+        "Laptop": "P3 895 MHz, 256 MB, Windows XP, Firefox 1.5, Flash 9.0 r28",
+        "Desktop": "Athlon XP 2500+, 512 MB, Ubuntu edgy, Firefox 2.0, Flash 9.0 r31",
+        "Mac": "iMac G5 1.8 GHz, 512 MB, OS X 10.4.8, Firefox 2.0, Flash 9.0 r28",
+    },
+    # client function time: [median-ish mean, sd] per machine
+    "client_ms": {
+        "Array": {"Laptop": [20.0, 0.0], "Desktop": [8.5, 0.58], "Mac": [15.0, 0.0]},
+        "RecordSet": {"Laptop": [50.25, 0.5], "Desktop": [21.25, 0.5], "Mac": [39.75, 11.84]},
+        "String": {"Laptop": [67.75, 5.19], "Desktop": [26.75, 0.5], "Mac": [58.25, 3.3]},
+    },
+    "string_split_extra_laptop_ms": 47.75,
+    "extra_server_ms": {"Array": 363.25, "RecordSet": 111.75},
+    "fast_link_kbit": 8000,
+    "fast_link_saving": "about 50% of the data length",
+}
+#: The article's client machine used where one figure stands for its client.
+SEED_CLIENT = "Desktop"
+
+
+@dataclass
+class Options:
+    """What to run. `repeat`/`warmup` apply to amfkit's figures; Py3AMF gets `slow_repeat`
+    timed calls after its correctness check (which warms it up)."""
+
+    repeat: int = DEFAULT_REPEAT
+    warmup: int = DEFAULT_WARMUP
+    slow_repeat: int = SLOW_REPEAT
+    py3amf: bool = True
+    quick: bool = False
+    thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
+    links_mbit: tuple[float, ...] = DEFAULT_LINKS_MBIT
+    rtt_ms: float = DEFAULT_RTT_MS
+    json_path: str | None = None
+    progress: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("progress", None)
+        data["thresholds"] = list(self.thresholds)
+        data["links_mbit"] = list(self.links_mbit)
+        return data
+
+
+# --------------------------------------------------------------------------- the shapes
+
+
+def _conversions() -> dict[str, Callable[[list[tuple[Any, ...]], int], Any]]:
+    """Rows -> each shape, as `TileService` builds it (the check compares the bytes)."""
+    from ..data.recordset import RecordSet
+    from ..demo_services import TILE_ALIAS, TILE_COLUMNS, Tile
+    from ..remoting.services import Context
+
+    contexts = {0: Context(protocol="amf0"), 3: Context(protocol="amf3")}
+
+    def string(rows: list[tuple[Any, ...]], version: int) -> str:
+        return "\n".join([f"{n},{x},{y},{c},{r}" for n, x, y, c, r in rows])
+
+    def array(rows: list[tuple[Any, ...]], version: int) -> list[dict[str, Any]]:
+        return [dict(zip(TILE_COLUMNS, row)) for row in rows]
+
+    def recordset(rows: list[tuple[Any, ...]], version: int) -> Any:
+        return RecordSet(TILE_COLUMNS, rows, alias=TILE_ALIAS).for_context(contexts[version])
+
+    def typed(rows: list[tuple[Any, ...]], version: int) -> list[Any]:
+        return [Tile(*row) for row in rows]
+
+    return {"String": string, "Array": array, "RecordSet": recordset, "TypedObjects": typed}
+
+
+def rows_of(value: Any) -> list[tuple[Any, ...]]:
+    """A client's step from a decoded tile answer (amfkit's decoder) to rows, a tuple
+    (n, x, y, c, r) each: the string is split; the AS2 recordset's rows are arrays in
+    `columnNames` order; objects are read by member name (dicts by key, `Tile` by
+    attribute)."""
+    from ..demo_services import TILE_COLUMNS, parse_tiles_string
+
+    if isinstance(value, str):
+        return parse_tiles_string(value)
+    if isinstance(value, Mapping) and "serverInfo" in value:
+        info = value["serverInfo"]
+        columns = list(info["columnNames"])
+        data = info["initialData"]
+        if columns == list(TILE_COLUMNS):
+            return list(map(tuple, data))
+        return list(map(operator.itemgetter(*(columns.index(c) for c in TILE_COLUMNS)), data))
+    if not value:
+        return []
+    first = value[0]
+    getter = operator.itemgetter(*TILE_COLUMNS) if isinstance(first, Mapping) else operator.attrgetter(*TILE_COLUMNS)
+    return list(map(getter, value))
+
+
+def _py3amf_rows(value: Any, recordset_class: Any) -> list[tuple[Any, ...]]:
+    """The same step for Py3AMF's decoded values (its AS2 RecordSet keeps `columns`, `items`)."""
+    from ..demo_services import TILE_COLUMNS
+
+    if isinstance(value, recordset_class):
+        columns = list(value.columns)
+        getter = operator.itemgetter(*(columns.index(c) for c in TILE_COLUMNS))
+        return list(map(getter, value.items))
+    return rows_of(value)
+
+
+def _expected_rows() -> list[tuple[Any, ...]]:
+    """The rows the query must return, from the demo data's generator."""
+    from .. import demo_data
+
+    return [(slot, x, y, color, rotation) for _, slot, x, y, _, color, rotation in demo_data.tiles(SET_ID, demo_data.SETS[SET_ID])]
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": sys.version.split()[0], "sqlite": None}
+    import sqlite3
+
+    out["sqlite"] = sqlite3.sqlite_version
+    out["zlib"] = zlib.ZLIB_RUNTIME_VERSION
+    for name in ("amfkit", "py3amf"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _m(fn: Callable[[], Any], options: Options, *, slow: bool = False) -> dict[str, Any]:
+    if slow:
+        return measure(fn, repeat=options.slow_repeat, warmup=0).to_dict()
+    return measure(fn, repeat=options.repeat, warmup=options.warmup).to_dict()
+
+
+def _fail(checks: list[dict[str, Any]], case: str, what: str, detail: str) -> None:
+    checks.append({"case": case, "check": what, "ok": False, "detail": detail[:300]})
+
+
+def _pass(checks: list[dict[str, Any]], case: str, what: str) -> None:
+    checks.append({"case": case, "check": what, "ok": True, "detail": ""})
+
+
+@dataclass
+class _Peer:
+    """Py3AMF as a client: its remoting decoder in one mode, and its AS2 RecordSet class."""
+
+    name: str
+    decode: Callable[[bytes], Any]
+    recordset_class: Any
+
+
+def _py3amf_peers(stack: contextlib.ExitStack, versions: dict[str, str | None], skipped: list[dict[str, str]]) -> list[_Peer]:
+    """Py3AMF's remoting decoder, pure Python and (when built) Cython, with the demo's
+    `Tile` registered for the run as a Py3AMF client would (unregistered afterwards)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pyamf  # type: ignore[import-untyped]
+            import pyamf.amf0  # type: ignore[import-untyped]
+            import pyamf.flex  # type: ignore[import-untyped]  # noqa: F401  (Flex's ArrayCollection)
+            import pyamf.remoting  # type: ignore[import-untyped]
+    except ImportError as exc:
+        skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
+        return []
+    from ..demo_services import TILE_ALIAS, Tile
+
+    versions["py3amf"] = str(getattr(pyamf, "__version__", versions.get("py3amf")))
+    if TILE_ALIAS not in pyamf.CLASS_CACHE:
+        pyamf.register_class(Tile, TILE_ALIAS)
+        stack.callback(pyamf.unregister_class, TILE_ALIAS)
+
+    def decoder(use_ext: bool) -> Callable[[bytes], Any]:
+        def decode(data: bytes) -> Any:
+            return pyamf.remoting.decode(data, use_ext=use_ext)
+
+        return decode
+
+    peers = [_Peer("py3amf", decoder(False), pyamf.amf0.RecordSet)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module("cpyamf.amf0")
+            importlib.import_module("cpyamf.amf3")
+    except ImportError:
+        skipped.append({"peer": "py3amf-ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
+    else:
+        peers.append(_Peer("py3amf-ext", decoder(True), pyamf.amf0.RecordSet))
+    return peers
+
+
+def run(options: Options) -> dict[str, Any]:
+    """Run the experiment; return the report (JSON-ready)."""
+    from .. import demo_data, demo_server
+    from ..demo_services import TILE_QUERY  # the query TileService runs
+    from ..remoting import http as amf_http
+    from ..remoting import packet
+
+    progress = options.progress or (lambda message: None)
+    machine = machine_facts(_versions())  # load average before the run loads the machine
+    started = time.perf_counter()
+    checks: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    thresholds: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    conversions = _conversions()
+    query_timing: dict[str, Any] | None = None
+
+    with contextlib.ExitStack() as stack:
+        peers: list[_Peer] = []
+        if options.py3amf:
+            peers = _py3amf_peers(stack, machine["versions"], skipped)
+        else:
+            skipped.append({"peer": "py3amf", "reason": "--no-py3amf"})
+        workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="amfkit-bench-tiles-"))
+        db_path = demo_data.create_database(Path(workdir) / "tiles.sqlite3")
+        loop = asyncio.new_event_loop()
+        stack.callback(loop.close)
+        conn = demo_data.connect(db_path)
+        stack.callback(conn.close)
+        gateway = demo_server.build(db_path, gzip_threshold=None)
+        gateway_gz = demo_server.build(db_path)  # amfkit's defaults: 1 KiB, level 1
+        try:
+            # -- the query: checked against the generator, timed once (every shape runs it)
+            progress("query")
+
+            def query() -> list[tuple[Any, ...]]:
+                return conn.execute(TILE_QUERY, (SET_ID,)).fetchall()
+
+            rows = query()
+            if rows == _expected_rows() and len(rows) == ROWS:
+                _pass(checks, "query", "rows equal the demo data")
+            else:
+                _fail(checks, "query", "rows equal the demo data", f"{len(rows)} rows, not the generator's")
+            query_timing = _m(query, options)
+
+            for version in VERSIONS:
+                for shape in SHAPES:
+                    case = f"{shape} AMF{version}"
+                    progress(case)
+                    row = _run_case(
+                        case, shape, version, rows, conversions[shape], gateway, gateway_gz, loop,
+                        peers, options, checks, packet, amf_http,
+                    )
+                    if row is not None:
+                        row["server"]["query"] = query_timing
+                        row["server_ms"] = sum(row["server"][k]["wall_ms"]["median"] for k in ("query", "conversion", "encoding"))
+                        results.append(row)
+
+            progress("gzip thresholds")
+            thresholds = _thresholds(options, results, gateway_gz, loop, checks, amf_http)
+        finally:
+            del gateway, gateway_gz  # their services close their connections when freed
+            gc.collect()
+
+    report: dict[str, Any] = {
+        "experiment": NAME,
+        "summary": SUMMARY,
+        "options": options.to_dict(),
+        "machine": machine,
+        "rows": ROWS,
+        "results": results,
+        "query": query_timing,
+        "thresholds": thresholds,
+        "checks": checks,
+        "skipped": skipped,
+        "seed": SEED,
+    }
+    report["ready"] = _ready(report)
+    report["elapsed_s"] = round(time.perf_counter() - started, 3)
+    report["ok"] = bool(checks) and all(c["ok"] for c in checks) and len(results) == len(SHAPES) * len(VERSIONS)
+    report["findings"] = findings(report)
+    return report
+
+
+def _run_case(
+    case: str,
+    shape: str,
+    version: int,
+    rows: list[tuple[Any, ...]],
+    convert: Callable[[list[tuple[Any, ...]], int], Any],
+    gateway: Any,
+    gateway_gz: Any,
+    loop: asyncio.AbstractEventLoop,
+    peers: list[_Peer],
+    options: Options,
+    checks: list[dict[str, Any]],
+    packet: Any,
+    amf_http: Any,
+) -> dict[str, Any] | None:
+    """Check one shape and version, then time its phases; None when a check failed."""
+    request = packet.encode(packet.Envelope(version, bodies=[packet.Body(f"TileService.getTilesAs{shape}", "/1", [SET_ID])]))
+
+    def respond(gw: Any, headers: dict[str, str]) -> tuple[int, list[tuple[str, str]], bytes]:
+        return loop.run_until_complete(gw.respond("POST", "/gateway", headers, request))
+
+    def encode(value: Any) -> bytes:
+        return packet.encode(packet.Envelope(version, bodies=[packet.Body("/1/onResult", "null", value)]))
+
+    # -- checks: the phases give the gateway's answer; the client gets the rows back
+    try:
+        status, _, answer = respond(gateway, _HEADERS)
+        raw = encode(convert(rows, version))
+        if status != 200 or raw != answer:
+            _fail(checks, case, "phases give the gateway's answer", f"HTTP {status}; {len(raw)} bytes vs the gateway's {len(answer)}")
+            return None
+        _pass(checks, case, "phases give the gateway's answer")
+        envelope = packet.decode(raw)
+        body = envelope.bodies[0]
+        if not body.target.endswith("/onResult") or rows_of(body.value) != rows:
+            _fail(checks, case, "client rows equal the query's", f"target {body.target}; rows differ")
+            return None
+        _pass(checks, case, "client rows equal the query's")
+        compressed = {level: amf_http.gzip(raw, level) for level in GZIP_LEVELS}
+        if any(zlib.decompress(data, 47) != raw for data in compressed.values()):
+            _fail(checks, case, "gzip round trip", "a gzip level does not inflate back to the packet")
+            return None
+        _pass(checks, case, "gzip round trip")
+        status, headers, gz_answer = respond(gateway_gz, _HEADERS_GZIP)
+        if status != 200 or ("content-encoding", "gzip") not in headers or zlib.decompress(gz_answer, 47) != raw:
+            _fail(checks, case, "gateway gzip answer", f"HTTP {status}, headers {headers}")
+            return None
+        _pass(checks, case, "gateway gzip answer")
+    except Exception as exc:  # a failure is reported, never timed
+        _fail(checks, case, "check", f"{type(exc).__name__}: {exc}")
+        return None
+
+    value = convert(rows, version)
+    decoded = body.value
+    row: dict[str, Any] = {
+        "case": case,
+        "shape": shape,
+        "version": version,
+        "bytes": {"raw": len(raw), **{f"gzip{level}": len(data) for level, data in compressed.items()}},
+        "server": {
+            "conversion": _m(lambda: convert(rows, version), options),
+            "encoding": _m(lambda: encode(value), options),
+            "gateway": _m(lambda: respond(gateway, _HEADERS), options),
+            "gateway_gzip": _m(lambda: respond(gateway_gz, _HEADERS_GZIP), options),
+        },
+        "compress": {f"gzip{level}": _m(_bind(amf_http.gzip, raw, level), options) for level in GZIP_LEVELS},
+        "decompress": {f"gzip{level}": _m(_bind(zlib.decompress, data, 47), options) for level, data in compressed.items()},
+        "client": {
+            "decode": _m(lambda: packet.decode(raw), options),
+            "rows": _m(lambda: rows_of(decoded), options),
+            "total": _m(lambda: rows_of(packet.decode(raw).bodies[0].value), options),
+        },
+        "peers": {},
+    }
+    for peer in peers:
+        row["peers"][peer.name] = _run_peer(case, raw, rows, peer, options, checks)
+    return row
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """`fn` with its arguments fixed (a loop variable captured by value)."""
+    return lambda: fn(*args)
+
+
+def _run_peer(
+    case: str,
+    raw: bytes,
+    rows: list[tuple[Any, ...]],
+    peer: _Peer,
+    options: Options,
+    checks: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """A peer as the client: decode the packet and get the rows (its check warms it up)."""
+    what = f"{peer.name} client rows equal the query's"
+
+    def client() -> list[tuple[Any, ...]]:
+        envelope = peer.decode(raw)
+        return _py3amf_rows(next(iter(envelope.bodies))[1].body, peer.recordset_class)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Py3AMF warns on some calls (deprecated APIs)
+        try:
+            got = client()
+        except Exception as exc:
+            _fail(checks, case, what, f"{type(exc).__name__}: {exc}")
+            return None
+        if got != rows:
+            _fail(checks, case, what, "rows differ")
+            return None
+        _pass(checks, case, what)
+        return {"total": _m(client, options, slow=True)}
+
+
+def _thresholds(
+    options: Options,
+    results: list[dict[str, Any]],
+    gateway_gz: Any,
+    loop: asyncio.AbstractEventLoop,
+    checks: list[dict[str, Any]],
+    amf_http: Any,
+) -> list[dict[str, Any]]:
+    """What the gateway sends at each gzip threshold (level 1), asked with Accept-Encoding:
+    gzip; checked against the rule (compressed when the packet is at least the threshold)."""
+    from ..remoting import packet
+
+    out = []
+    default = gateway_gz.gzip_threshold
+    try:
+        for threshold in options.thresholds:
+            gateway_gz.gzip_threshold = threshold
+            cases = []
+            for row in results:
+                request = packet.encode(
+                    packet.Envelope(row["version"], bodies=[packet.Body(f"TileService.getTilesAs{row['shape']}", "/1", [SET_ID])])
+                )
+                status, headers, body = loop.run_until_complete(gateway_gz.respond("POST", "/gateway", _HEADERS_GZIP, request))
+                compressed = ("content-encoding", "gzip") in headers
+                raw = row["bytes"]["raw"]
+                expected = row["bytes"][f"gzip{gateway_gz.gzip_level}"] if raw >= threshold else raw
+                what = f"threshold {threshold}: gateway sends {'gzip' if raw >= threshold else 'raw'}"
+                if status == 200 and compressed == (raw >= threshold) and len(body) == expected:
+                    _pass(checks, row["case"], what)
+                else:
+                    _fail(checks, row["case"], what, f"HTTP {status}, compressed={compressed}, {len(body)} bytes, expected {expected}")
+                cases.append({"case": row["case"], "compressed": compressed, "wire_bytes": len(body)})
+            out.append({"threshold": threshold, "level": gateway_gz.gzip_level, "cases": cases})
+    finally:
+        gateway_gz.gzip_threshold = default
+    return out
+
+
+def _med(timing: dict[str, Any] | None, key: str = "median") -> float:
+    return float(timing["wall_ms"][key]) if timing else 0.0
+
+
+def _ready(report: dict[str, Any]) -> dict[str, Any]:
+    """Time to data-ready per link speed, wire option and case, COMPUTED from the measured
+    times and sizes: server (gateway call) + compress + RTT + bytes at the link's rate +
+    decompress + client (decode and rows). low/high use the minima and maxima."""
+    rtt = float(report["options"]["rtt_ms"])
+    out: list[dict[str, Any]] = []
+    for link in report["options"]["links_mbit"]:
+        for row in report["results"]:
+            for option in WIRE_OPTIONS:
+                wire = row["bytes"][option]
+                transfer = rtt + wire * 8 / (link * 1e6) * 1e3
+                parts = {}
+                for key in ("median", "min", "max"):
+                    parts[key] = {
+                        "server": _med(row["server"]["gateway"], key),
+                        "compress": 0.0 if option == "raw" else _med(row["compress"][option], key),
+                        "transfer": transfer,
+                        "decompress": 0.0 if option == "raw" else _med(row["decompress"][option], key),
+                        "client": _med(row["client"]["total"], key),
+                    }
+                out.append(
+                    {
+                        "link_mbit": link,
+                        "case": row["case"],
+                        "option": option,
+                        "wire_bytes": wire,
+                        "total_ms": sum(parts["median"].values()),
+                        "low_ms": sum(parts["min"].values()),
+                        "high_ms": sum(parts["max"].values()),
+                        "parts_ms": parts["median"],
+                    }
+                )
+    seed = []
+    for link in report["options"]["links_mbit"]:
+        for shape, s in SEED["server"].items():
+            client = SEED["client_ms"][shape][SEED_CLIENT][0]
+            seed.append(
+                {
+                    "link_mbit": link,
+                    "shape": shape,
+                    "total_ms": s["total_ms"] + rtt + s["content_length"] * 8 / (link * 1e6) * 1e3 + client,
+                }
+            )
+    return {
+        "computed": True,
+        "model": (
+            "server (in-process gateway call, no gzip) + gzip time at the level + one round trip "
+            "+ bytes on the wire at the link's rate + gunzip time + client decode and rows; "
+            "no TCP slow start, HTTP headers or request bytes"
+        ),
+        "rtt_ms": rtt,
+        "rows": out,
+        "seed": seed,
+        "seed_model": (
+            f"the article's server total + one round trip + its Content-length at the link's rate "
+            f"+ its {SEED_CLIENT} client function time (its figures exclude Flash's decoding)"
+        ),
+    }
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def _row(report: dict[str, Any], shape: str, version: int) -> dict[str, Any] | None:
+    for row in report["results"]:
+        if row["shape"] == shape and row["version"] == version:
+            return row
+    return None
+
+
+def _pct(a: float, b: float) -> str:
+    """How a compares with b, in words: "N% smaller than" / "N% larger than" / "the same size as"."""
+    if b == 0:
+        return "not comparable with"
+    d = (a - b) / b
+    if abs(d) < 0.0005:
+        return "the same size as"
+    amount = f"{abs(d):.1%}" if abs(d) < 0.095 else f"{abs(d):.0%}"
+    return f"{amount} {'larger' if d > 0 else 'smaller'} than"
+
+
+def _x(a: float, b: float) -> str:
+    if b <= 0:
+        return "-"
+    r = a / b
+    return f"{r:,.0f}x" if r >= 100 else (f"{r:.1f}x" if r >= 10 else f"{r:.2f}x")
+
+
+def _ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _mbit(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def _link(value: float) -> str:
+    return f"{value:g}"
+
+
+def findings(report: dict[str, Any]) -> dict[str, list[str]]:
+    """Plain-language findings by topic ("wire", "server", "client", "ready"), each
+    computed from the report's figures."""
+    out: dict[str, list[str]] = {"wire": [], "server": [], "client": [], "ready": []}
+    if not report.get("results"):
+        return out
+    _wire_findings(report, out["wire"])
+    _server_findings(report, out["server"])
+    _client_findings(report, out["client"])
+    _ready_findings(report, out["ready"])
+    return out
+
+
+def _wire_findings(report: dict[str, Any], out: list[str]) -> None:
+    s3, rs3 = _row(report, "String", 3), _row(report, "RecordSet", 3)
+    if s3 and rs3:
+        out.append(
+            f"AMF3: the recordset is {_pct(rs3['bytes']['raw'], s3['bytes']['raw'])} the string uncompressed "
+            f"({rs3['bytes']['raw']:,} vs {s3['bytes']['raw']:,} bytes) and {_pct(rs3['bytes']['gzip6'], s3['bytes']['gzip6'])} "
+            f"it gzipped at level 6 ({rs3['bytes']['gzip6']:,} vs {s3['bytes']['gzip6']:,}; level 1: "
+            f"{rs3['bytes']['gzip1']:,} vs {s3['bytes']['gzip1']:,})."
+        )
+    s0, a0, t0, rs0 = (_row(report, s, 0) for s in ("String", "Array", "TypedObjects", "RecordSet"))
+    if s0 and a0 and t0 and rs0:
+        out.append(
+            f"AMF0 repeats every member name in every row: the array of objects is {_x(a0['bytes']['raw'], s0['bytes']['raw'])} "
+            f"the string's size raw and typed objects {_x(t0['bytes']['raw'], s0['bytes']['raw'])} (the recordset, "
+            f"numbers as 9-byte doubles, {_x(rs0['bytes']['raw'], s0['bytes']['raw'])}); gzip -6 brings them to "
+            f"{_x(a0['bytes']['gzip6'], s0['bytes']['gzip6'])}, {_x(t0['bytes']['gzip6'], s0['bytes']['gzip6'])} and "
+            f"{_x(rs0['bytes']['gzip6'], s0['bytes']['gzip6'])} the gzipped string."
+        )
+        seed = SEED["server"]
+        out.append(
+            f"Against the article's AMF0 sizes: our string is {_pct(s0['bytes']['raw'], seed['String']['raw_bytes'])} its "
+            f"{seed['String']['raw_bytes']:,} bytes ({s0['bytes']['raw']:,}) and our recordset {_pct(rs0['bytes']['raw'], seed['RecordSet']['raw_bytes'])} "
+            f"its {seed['RecordSet']['raw_bytes']:,} ({rs0['bytes']['raw']:,}); our array of objects is "
+            f"{_pct(a0['bytes']['raw'], seed['Array']['raw_bytes'])} its {seed['Array']['raw_bytes']:,} ({a0['bytes']['raw']:,}: "
+            f"our values are numbers, its PHP rows held strings). Gzipped at level 6 our string is "
+            f"{_pct(s0['bytes']['gzip6'], seed['String']['content_length'])} its Content-length of {seed['String']['content_length']:,}."
+        )
+    # gzip 6 vs 1: extra saving, extra time, break-even link
+    saves, costs, breaks = [], [], []
+    for row in report["results"]:
+        b1, b6 = row["bytes"]["gzip1"], row["bytes"]["gzip6"]
+        t1 = _med(row["compress"]["gzip1"]) + _med(row["decompress"]["gzip1"])
+        t6 = _med(row["compress"]["gzip6"]) + _med(row["decompress"]["gzip6"])
+        saves.append((b1 - b6) / b1 if b1 else 0.0)
+        if t1 > 0:
+            costs.append(_med(row["compress"]["gzip6"]) / max(_med(row["compress"]["gzip1"]), 1e-9))
+        if t6 > t1 and b1 > b6:
+            breaks.append((b1 - b6) * 8 / ((t6 - t1) / 1e3) / 1e6)
+    if saves and costs:
+        text = (
+            f"gzip -6 saves a further {min(saves):.0%}-{max(saves):.0%} of the bytes over gzip -1 for "
+            f"{min(costs):.1f}-{max(costs):.1f}x its compression time"
+        )
+        if breaks:
+            text += f"; it pays only on links slower than {_mbit(min(breaks))}-{_mbit(max(breaks))} Mbit/s (break-even computed from these sizes and times)"
+        out.append(text + ".")
+    groups: list[tuple[list[str], dict[str, Any]]] = []  # thresholds with the same outcome
+    for entry in report.get("thresholds", []):
+        word = THRESHOLD_WORDS.get(entry["threshold"], f"{entry['threshold']:,} bytes")
+        key = [(c["case"], c["compressed"]) for c in entry["cases"]]
+        if groups and [(c["case"], c["compressed"]) for c in groups[-1][1]["cases"]] == key:
+            groups[-1][0].append(word)
+        else:
+            groups.append(([word], entry))
+    for words, entry in groups:
+        raw = [c["case"] for c in entry["cases"] if not c["compressed"]]
+        total = len(entry["cases"])
+        wire = sum(c["wire_bytes"] for c in entry["cases"])
+        said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+        head = f"At a gzip threshold of {said}" if len(words) == 1 else f"At gzip thresholds of {said}"
+        if not raw:
+            out.append(f"{head} all {total} answers are compressed ({wire:,} bytes on the wire for the {total}).")
+        elif len(raw) == total:
+            out.append(f"{head} no answer is compressed ({wire:,} bytes on the wire for the {total}).")
+        else:
+            out.append(
+                f"{head} {total - len(raw)} of {total} answers are compressed; {', '.join(raw)} go out raw "
+                f"({wire:,} bytes on the wire for the {total})."
+            )
+
+
+def _server_findings(report: dict[str, Any], out: list[str]) -> None:
+    rows = report["results"]
+    s0, a0, rs0 = (_row(report, s, 0) for s in ("String", "Array", "RecordSet"))
+    fastest = min(rows, key=lambda r: r["server_ms"])
+    slowest = max(rows, key=lambda r: r["server_ms"])
+    seed = SEED["server"]
+    if s0 and a0:
+        out.append(
+            f"Server time (query + conversion + encoding, medians): {_ms(fastest['server_ms'])} ms for the fastest "
+            f"({fastest['case']}) to {_ms(slowest['server_ms'])} ms for the slowest ({slowest['case']}); the AMF0 array of "
+            f"objects takes {_x(a0['server_ms'], s0['server_ms'])} the string's time, where the article measured "
+            f"{_x(seed['Array']['total_ms'], seed['String']['total_ms'])} ({seed['Array']['total_ms']} vs {seed['String']['total_ms']} ms)."
+        )
+    q = _med(report["query"])
+    shares = [q / r["server_ms"] for r in rows if r["server_ms"] > 0]
+    if shares:
+        out.append(
+            f"The SQL query and fetch ({_ms(q)} ms) is {min(shares):.0%}-{max(shares):.0%} of the server time; "
+            f"encoding ranges from {_ms(min(_med(r['server']['encoding']) for r in rows))} to "
+            f"{_ms(max(_med(r['server']['encoding']) for r in rows))} ms."
+        )
+    if a0 and rs0 and s0:
+        out.append(
+            f"Encoding the AMF0 array of objects takes {_ms(_med(a0['server']['encoding']))} ms here against Amfphp's "
+            f"{seed['Array']['encode_ms']} ms ({_x(seed['Array']['encode_ms'], _med(a0['server']['encoding']))} less time), the recordset "
+            f"{_ms(_med(rs0['server']['encoding']))} against {seed['RecordSet']['encode_ms']} ms, the string "
+            f"{_ms(_med(s0['server']['encoding']))} against {seed['String']['encode_ms']} ms (different machines and PHP 4 against compiled code)."
+        )
+    conv = {r["shape"]: _med(r["server"]["conversion"]) for r in rows if r["version"] == 3}
+    if len(conv) == len(SHAPES):
+        out.append(
+            f"Conversion (AMF3): the recordset only wraps the fetched tuples ({_ms(conv['RecordSet'])} ms; the encoder "
+            f"writes the rows straight from them), a Tile per row costs {_ms(conv['TypedObjects'])} ms, a dict per row "
+            f"{_ms(conv['Array'])} ms and the string join {_ms(conv['String'])} ms; the article's PHP loop (fetch "
+            f"included) took {SEED['server']['String']['creation_ms']:g} ms for the string and {SEED['server']['Array']['creation_ms']:g} ms for the array."
+        )
+    extra = [_med(r["server"]["gateway"]) - r["server_ms"] for r in rows]
+    gz = [_med(r["server"]["gateway_gzip"]) - _med(r["server"]["gateway"]) for r in rows]
+    out.append(
+        f"The whole in-process gateway call adds {_ms(min(extra))}-{_ms(max(extra))} ms to the three phases "
+        f"(request decoding, dispatch, the event loop); compressing at amfkit's default (1 KiB, level 1) adds "
+        f"{_ms(min(gz))}-{_ms(max(gz))} ms more."
+    )
+
+
+def _client_findings(report: dict[str, Any], out: list[str]) -> None:
+    s3, rs3, s0, a0 = (_row(report, s, v) for s, v in (("String", 3), ("RecordSet", 3), ("String", 0), ("Array", 0)))
+    rows = report["results"]
+    if s3 and rs3:
+        out.append(
+            f"The string needs {_ms(_med(s3['client']['rows']))} ms of client splitting (parse_tiles_string) after a "
+            f"{_ms(_med(s3['client']['decode']))} ms decode; the AMF3 recordset needs {_ms(_med(rs3['client']['decode']))} ms to "
+            f"decode and {_ms(_med(rs3['client']['rows']))} ms to read its rows: {_ms(_med(s3['client']['total']))} against "
+            f"{_ms(_med(rs3['client']['total']))} ms to rows in all."
+        )
+    fastest = min(rows, key=lambda r: _med(r["client"]["total"]))
+    slowest = max(rows, key=lambda r: _med(r["client"]["total"]))
+    out.append(
+        f"Decode plus rows with amfkit: fastest {fastest['case']} ({_ms(_med(fastest['client']['total']))} ms), "
+        f"slowest {slowest['case']} ({_ms(_med(slowest['client']['total']))} ms)."
+    )
+    if s0 and a0:
+        seed = SEED["client_ms"]
+        out.append(
+            f"Splitting the string against reading the AMF0 array's objects: {_x(_med(s0['client']['rows']), _med(a0['client']['rows']))} "
+            f"here ({_ms(_med(s0['client']['rows']))} vs {_ms(_med(a0['client']['rows']))} ms), "
+            f"{_x(seed['String'][SEED_CLIENT][0], seed['Array'][SEED_CLIENT][0])} in the article's Flash client "
+            f"({seed['String'][SEED_CLIENT][0]} vs {seed['Array'][SEED_CLIENT][0]} ms on its {SEED_CLIENT.lower()})."
+        )
+    for peer in _peer_names(report):
+        ratios = [
+            (_med(r["peers"][peer]["total"]) / _med(r["client"]["total"]), r["case"])
+            for r in rows
+            if (r.get("peers") or {}).get(peer) and _med(r["client"]["total"]) > 0 and r["shape"] != "String"
+        ]
+        strings = [
+            _med(r["peers"][peer]["total"]) / _med(r["client"]["total"])
+            for r in rows
+            if (r.get("peers") or {}).get(peer) and _med(r["client"]["total"]) > 0 and r["shape"] == "String"
+        ]
+        if ratios:
+            lo, hi = min(ratios), max(ratios)
+            text = (
+                f"{_PEER_WORDS.get(peer, peer)} as the client takes {_x(lo[0], 1)} ({lo[1]}) to {_x(hi[0], 1)} ({hi[1]}) "
+                f"amfkit's time to decode the object shapes and get their rows"
+            )
+            if strings:
+                text += f" (the string, where splitting dominates: {_x(min(strings), 1)}-{_x(max(strings), 1)})"
+            out.append(text + ".")
+
+
+_PEER_WORDS = {"py3amf": "Py3AMF (pure Python)", "py3amf-ext": "Py3AMF with its Cython extension"}
+
+
+def _peer_names(report: dict[str, Any]) -> list[str]:
+    names: dict[str, None] = {}
+    for r in report["results"]:
+        for name, timing in (r.get("peers") or {}).items():
+            if timing:
+                names[name] = None
+    return list(names)
+
+
+def _ready_findings(report: dict[str, Any], out: list[str]) -> None:
+    ready = report.get("ready") or {}
+    entries = ready.get("rows", [])
+    if not entries:
+        return
+    out.append(
+        f"Data-ready times are computed, not measured: {ready['model']}; round trip {ready['rtt_ms']:g} ms."
+    )
+    for link in report["options"]["links_mbit"]:
+        at = [e for e in entries if e["link_mbit"] == link]
+        best = min(at, key=lambda e: e["total_ms"])
+        worst = max(at, key=lambda e: e["total_ms"])
+        per_shape = []
+        for shape in SHAPES:
+            mine = [e for e in at if e["case"].startswith(shape + " ")]
+            if mine:
+                e = min(mine, key=lambda e: e["total_ms"])
+                per_shape.append(f"{SHAPE_WORDS[shape]} {_ms(e['total_ms'])} ({e['case'].split()[-1]} {WIRE_WORDS[e['option']]})")
+        text = (
+            f"At {_link(link)} Mbit/s the fastest to data-ready is {best['case']} {WIRE_WORDS[best['option']]} "
+            f"({_ms(best['total_ms'])} ms, {best['wire_bytes']:,} bytes); best per shape: {', '.join(per_shape)} ms; "
+            f"the slowest is {worst['case']} {WIRE_WORDS[worst['option']]} ({_ms(worst['total_ms'])} ms)."
+        )
+        out.append(text)
+    seed_rows = ready.get("seed", [])
+    if seed_rows:
+        parts = []
+        for link in report["options"]["links_mbit"]:
+            at = sorted((e for e in seed_rows if e["link_mbit"] == link), key=lambda e: e["total_ms"])
+            if at:
+                parts.append(f"{_link(link)} Mbit/s: " + ", ".join(f"{SHAPE_WORDS[e['shape']]} {_ms(e['total_ms'])}" for e in at) + " ms")
+        out.append("The article's own figures through the same model (its " + SEED_CLIENT.lower() + " client): " + "; ".join(parts) + ".")
+    breaks = []
+    for row in report["results"]:
+        saved = row["bytes"]["raw"] - row["bytes"]["gzip1"]
+        cost = _med(row["compress"]["gzip1"]) + _med(row["decompress"]["gzip1"])
+        if saved > 0 and cost > 0:
+            breaks.append((saved * 8 / (cost / 1e3) / 1e6, row["case"]))
+    if breaks:
+        lo, hi = min(breaks), max(breaks)
+        out.append(
+            f"gzip -1 beats sending raw on links slower than {_mbit(lo[0])} Mbit/s ({lo[1]}) to "
+            f"{_mbit(hi[0])} Mbit/s ({hi[1]}) (break-even computed from the bytes it saves and its compress + decompress time)."
+        )
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _seed_lines() -> list[str]:
+    s, c = SEED["server"], SEED["client_ms"]
+    names = {"String": "string", "Array": "array", "RecordSet": "mysql result (recordset)"}
+    lines = [f"source: {SEED['article']}", f"setup: {SEED['setup']}"]
+    for shape in ("String", "Array", "RecordSet"):
+        x = s[shape]
+        creation = f"{x['creation_ms']:g} ms (sd {x['creation_sd']:g})" if x["creation_ms"] is not None else "n/a"
+        lines.append(
+            f"{names[shape]}: uncompressed {x['raw_bytes']:,} bytes; Content-length (gzipped) {x['content_length']:,} bytes; "
+            f"Amfphp encode {x['encode_ms']:g} ms (sd {x['encode_sd']:g}); PHP result creation {creation}; total {x['total_ms']:g} ms"
+        )
+    for shape in ("String", "Array", "RecordSet"):
+        lines.append(
+            f"{names[shape]}: client function (Flash) "
+            + "; ".join(f"{m} {v[0]:g} ms (sd {v[1]:g})" for m, v in c[shape].items())
+        )
+    lines += [
+        "client machines: " + "; ".join(f"{m}: {d}" for m, d in SEED["client_machines"].items()),
+        f"gzip threshold: Amfphp's default {SEED['gzip_threshold_default']:,} bytes (25*1024), lowered to "
+        f"{SEED['gzip_threshold_used']:,} (5*1024) because the string was about {SEED['string_raw_approx_kb']} KB",
+        f"string splitting on the laptop: {SEED['string_split_extra_laptop_ms']:g} ms longer than the array; extra server time: "
+        f"array {SEED['extra_server_ms']['Array']:g} ms, recordset {SEED['extra_server_ms']['RecordSet']:g} ms",
+        f"comments: on a fast connection ({SEED['fast_link_kbit']:,} kbit/s) the string is still quickest from request to "
+        f"data-ready; gzip saves {SEED['fast_link_saving']}",
+    ]
+    return lines
+
+
+def _timing_cell(timing: dict[str, Any] | None) -> str:
+    if not timing:
+        return "-"
+    w = timing["wall_ms"]
+    return f"{_ms(w['median'])} ({_ms(w['min'])}-{_ms(w['max'])})"
+
+
+def _text_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+    cells = [[str(c) for c in headers]] + [[c if isinstance(c, str) else f"{c:,}" for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    return [line(cells[0]), line(["-" * w for w in widths]), *(line(r) for r in cells[1:])]
+
+
+def _tables(report: dict[str, Any]) -> dict[str, Table]:
+    """The report's tables (display strings, shared by the text report and the sections)."""
+    results = report["results"]
+    server = Table(
+        ["case", "query ms", "conversion ms", "encoding ms", "sum ms", "gateway call ms", "gateway + gzip ms"],
+        [
+            [
+                r["case"],
+                _timing_cell(r["server"]["query"]),
+                _timing_cell(r["server"]["conversion"]),
+                _timing_cell(r["server"]["encoding"]),
+                _ms(r["server_ms"]),
+                _timing_cell(r["server"]["gateway"]),
+                _timing_cell(r["server"]["gateway_gzip"]),
+            ]
+            for r in results
+        ],
+    )
+    wire = Table(
+        ["case", "raw bytes", "gzip -1", "gzip -6", "gzip -1 ms", "gzip -6 ms", "gunzip -1 ms", "gunzip -6 ms"],
+        [
+            [
+                r["case"],
+                f"{r['bytes']['raw']:,}",
+                f"{r['bytes']['gzip1']:,}",
+                f"{r['bytes']['gzip6']:,}",
+                _ms(_med(r["compress"]["gzip1"])),
+                _ms(_med(r["compress"]["gzip6"])),
+                _ms(_med(r["decompress"]["gzip1"])),
+                _ms(_med(r["decompress"]["gzip6"])),
+            ]
+            for r in results
+        ],
+    )
+    th = report.get("thresholds", [])
+    thresholds = Table(
+        ["case"] + [f"{t['threshold']:,} B" for t in th],
+        [
+            [r["case"]]
+            + [
+                next(
+                    (f"{c['wire_bytes']:,} {'gz' if c['compressed'] else 'raw'}" for c in t["cases"] if c["case"] == r["case"]),
+                    "-",
+                )
+                for t in th
+            ]
+            for r in results
+        ],
+    )
+    peers = _peer_names(report)
+    client_rows = []
+    for r in results:
+        cells: list[Any] = [
+            r["case"],
+            _timing_cell(r["client"]["decode"]),
+            _timing_cell(r["client"]["rows"]),
+            _timing_cell(r["client"]["total"]),
+        ]
+        for peer in peers:
+            timing = (r.get("peers") or {}).get(peer)
+            cells.append(_timing_cell(timing["total"]) if timing else "-")
+            cells.append(_x(_med(timing["total"]), _med(r["client"]["total"])) if timing else "-")
+        client_rows.append(cells)
+    client = Table(
+        ["case", "decode ms", "rows ms", "decode + rows ms"]
+        + [h for peer in peers for h in (f"{peer} decode + rows ms", f"{peer} / amfkit")],
+        client_rows,
+    )
+    ready = report.get("ready") or {}
+    links = report["options"]["links_mbit"]
+    ready_rows = []
+    for r in results:
+        for option in WIRE_OPTIONS:
+            cells = [f"{r['case']} {WIRE_WORDS[option]}", f"{r['bytes'][option]:,}"]
+            for link in links:
+                e = next((e for e in ready.get("rows", []) if e["case"] == r["case"] and e["option"] == option and e["link_mbit"] == link), None)
+                cells.append(_ms(e["total_ms"]) if e else "-")
+            ready_rows.append(cells)
+    for shape in ("String", "Array", "RecordSet"):
+        cells = [f"article {shape} (its figures)", f"{SEED['server'][shape]['content_length']:,}"]
+        for link in links:
+            e = next((e for e in ready.get("seed", []) if e["shape"] == shape and e["link_mbit"] == link), None)
+            cells.append(_ms(e["total_ms"]) if e else "-")
+        ready_rows.append(cells)
+    ready_table = Table(["case / wire", "bytes"] + [f"{_link(link)} Mbit/s ms" for link in links], ready_rows)
+    return {"server": server, "wire": wire, "thresholds": thresholds, "client": client, "ready": ready_table}
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as plain text: a table per part, the article's figures, the findings."""
+    opts = report["options"]
+    tables = _tables(report)
+    out = [
+        f"amfkit bench tiles: the demo's {report['rows']:,}-row tile query (seed 000), 4 shapes x AMF0/AMF3",
+        f"times: wall-clock ms, median (min-max) of {opts['repeat']} repetitions after {opts['warmup']} warm-up "
+        f"(Py3AMF: {opts['slow_repeat']})",
+        "",
+        "server, per phase (the query is timed once: every shape runs it):",
+        *_text_table(tables["server"].headers, tables["server"].rows),
+        "",
+        "bytes on the wire (the gateway's gzip()) and gzip times:",
+        *_text_table(tables["wire"].headers, tables["wire"].rows),
+        "",
+        "what the gateway sends at each gzip threshold (level 1; gz = compressed):",
+        *_text_table(tables["thresholds"].headers, tables["thresholds"].rows),
+        "",
+        "client: decode (amfkit.remoting.packet.decode) and get rows (list of tuples):",
+        *_text_table(tables["client"].headers, tables["client"].rows),
+        "",
+        f"time to data-ready, COMPUTED (round trip {report['ready']['rtt_ms']:g} ms): {report['ready']['model']}",
+        f"article rows: {report['ready']['seed_model']}",
+        *_text_table(tables["ready"].headers, tables["ready"].rows),
+        "",
+        "the article's own figures:",
+        *(f"  {line}" for line in _seed_lines()),
+    ]
+    found = report.get("findings") or findings(report)
+    out += ["", "findings:"]
+    for topic in ("wire", "server", "client", "ready"):
+        out += [f"  - {text}" for text in found.get(topic, [])]
+    failed = [c for c in report["checks"] if not c["ok"]]
+    passed = len(report["checks"]) - len(failed)
+    out += ["", f"checks: {passed} passed, {len(failed)} failed"]
+    out += [f"  FAILED {c['case']}: {c['check']}: {c['detail']}" for c in failed]
+    for skip in report.get("skipped", []):
+        out.append(f"skipped {skip['peer']}: {skip['reason']}")
+    m = report["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
+    load = m["load_average"]
+    out += [
+        "",
+        f"machine: {m['cpu']}, {m['cpu_count']} cores, {m['platform']}",
+        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
+        f"versions: {versions}",
+    ]
+    return "\n".join(out)
+
+
+def _bar(label: str, timing: dict[str, Any] | None, group: str) -> Bar:
+    w = timing["wall_ms"] if timing else {"median": 0.0, "min": 0.0, "max": 0.0}
+    return Bar(label, float(w["median"]), float(w["min"]), float(w["max"]), group)
+
+
+def sections(report: dict[str, Any]) -> list[Section]:
+    """The report as sections: server phases, bytes, client, data-ready; each with its
+    tables, charts (bars with min-max spread; the article's figures as reference bars),
+    the article's numbers and the findings."""
+    if not report.get("results"):
+        return [Section(f"{NAME}: no results", intro="every check failed; see the checks in the JSON report")]
+    tables = _tables(report)
+    found = report.get("findings") or findings(report)
+    seed = SEED["server"]
+    results = report["results"]
+    seed_lines = _seed_lines()
+
+    server_charts = []
+    for version in VERSIONS:
+        bars = []
+        for r in (r for r in results if r["version"] == version):
+            for phase in ("query", "conversion", "encoding", "gateway"):
+                bars.append(_bar(f"{r['shape']} {phase if phase != 'gateway' else 'gateway call'}", r["server"][phase], phase))
+        reference = []
+        if version == 0:
+            for shape in ("String", "Array", "RecordSet"):
+                x = seed[shape]
+                reference.append(Bar(f"article {shape} encode", x["encode_ms"], x["encode_ms"] - x["encode_sd"], x["encode_ms"] + x["encode_sd"], "encoding"))
+                if x["creation_ms"] is not None:
+                    reference.append(
+                        Bar(f"article {shape} result creation", x["creation_ms"], x["creation_ms"] - x["creation_sd"], x["creation_ms"] + x["creation_sd"], "conversion")
+                    )
+        server_charts.append(Chart(f"Server time per phase, AMF{version} (1000 tiles)", "ms", bars, log=bool(reference), reference=reference))
+
+    wire_charts = []
+    for version in VERSIONS:
+        bars = [
+            Bar(f"{r['shape']} {WIRE_WORDS[o]}", float(r["bytes"][o]), group=WIRE_WORDS[o])
+            for r in results
+            if r["version"] == version
+            for o in WIRE_OPTIONS
+        ]
+        reference = []
+        if version == 0:
+            for shape in ("String", "Array", "RecordSet"):
+                reference.append(Bar(f"article {shape} raw", float(seed[shape]["raw_bytes"]), group="raw"))
+                reference.append(Bar(f"article {shape} gzipped", float(seed[shape]["content_length"]), group="gzip -6"))
+        wire_charts.append(Chart(f"Bytes on the wire, AMF{version}", "bytes", bars, reference=reference))
+    th = report.get("thresholds", [])
+    if th:
+        wire_charts.append(
+            Chart(
+                "Bytes the gateway sends at each gzip threshold (all 8 answers)",
+                "bytes",
+                [
+                    Bar(THRESHOLD_WORDS.get(t["threshold"], f"{t['threshold']:,} B"), float(sum(c["wire_bytes"] for c in t["cases"])), group="threshold")
+                    for t in th
+                ],
+            )
+        )
+
+    client_bars = []
+    for r in results:
+        client_bars.append(_bar(f"{r['case']} decode", r["client"]["decode"], "amfkit decode"))
+        client_bars.append(_bar(f"{r['case']} rows", r["client"]["rows"], "amfkit rows"))
+        for peer, timing in (r.get("peers") or {}).items():
+            if timing:
+                client_bars.append(_bar(f"{r['case']} {peer} decode + rows", timing["total"], f"{peer} decode + rows"))
+    client_ref = [
+        Bar(f"article {shape} client function ({machine})", v[0], max(v[0] - v[1], 0.0), v[0] + v[1], "article")
+        for shape in ("String", "Array", "RecordSet")
+        for machine, v in SEED["client_ms"][shape].items()
+    ]
+    client_chart = Chart("Client: decode and get rows (ms)", "ms", client_bars, log=True, reference=client_ref)
+
+    ready = report["ready"]
+    ready_charts = []
+    for link in report["options"]["links_mbit"]:
+        bars = [
+            Bar(f"{e['case']} {WIRE_WORDS[e['option']]}", e["total_ms"], e["low_ms"], e["high_ms"], WIRE_WORDS[e["option"]])
+            for e in ready["rows"]
+            if e["link_mbit"] == link
+        ]
+        reference = [Bar(f"article {e['shape']} (its figures)", e["total_ms"], group="article") for e in ready["seed"] if e["link_mbit"] == link]
+        ready_charts.append(
+            Chart(f"Time to data-ready at {_link(link)} Mbit/s, RTT {ready['rtt_ms']:g} ms (computed)", "ms", bars, reference=reference)
+        )
+
+    opts = report["options"]
+    method = (
+        f"median (min-max) of {opts['repeat']} repetitions after {opts['warmup']} warm-up calls, garbage collector held "
+        f"still; every case checked before it is timed ({sum(c['ok'] for c in report['checks'])} of {len(report['checks'])} checks passed)."
+    )
+    return [
+        Section(
+            "tiles: server time (seed 000)",
+            intro=(
+                "The demo's 1000-row tile query (TileService over SQLite) in four shapes, AMF0 and AMF3. Server time split into "
+                "the SQL query and fetch, the conversion of the rows into the shape, and the encoding of the response packet; "
+                "beside them the whole in-process gateway call (Gateway.respond, no HTTP). The article's Amfphp figures (AMF0, "
+                "PHP 4 on a 2007 Opteron) are the hatched bars. " + method
+            ),
+            tables=[tables["server"]],
+            charts=server_charts,
+            seed=seed_lines[:5],
+            findings=found.get("server", []),
+        ),
+        Section(
+            "tiles: bytes on the wire and gzip",
+            intro=(
+                "Each answer raw and gzipped at levels 1 (amfkit's default) and 6 (zlib's default), and what the gateway "
+                "sends at each gzip threshold (checked against a gateway at that threshold)."
+            ),
+            tables=[tables["wire"], tables["thresholds"]],
+            charts=wire_charts,
+            seed=[seed_lines[i] for i in (2, 3, 4, 9)],
+            findings=found.get("wire", []),
+        ),
+        Section(
+            "tiles: client decode to rows",
+            intro=(
+                "Time for a Python client to decode the answer (amfkit.remoting.packet.decode) and get a list of row tuples; "
+                "the string is split with parse_tiles_string. Py3AMF's decoder is the slow client. The article's Flash "
+                "client figures time only its loop over the already-decoded result."
+            ),
+            tables=[tables["client"]],
+            charts=[client_chart],
+            seed=seed_lines[5:9],
+            findings=found.get("client", []),
+        ),
+        Section(
+            "tiles: time to data-ready (computed)",
+            intro=f"COMPUTED, not measured: {ready['model']}; round trip {ready['rtt_ms']:g} ms. Article bars: {ready['seed_model']}.",
+            tables=[tables["ready"]],
+            charts=ready_charts,
+            seed=seed_lines[10:],
+            findings=found.get("ready", []),
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in text.split(",") if x.strip())
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x.strip())
+
+
+def parse_options(argv: list[str] | None = None) -> Options:
+    """Command-line arguments -> `Options` (exits with status 2 on bad arguments)."""
+    p = argparse.ArgumentParser(prog="amfkit bench tiles", description=SUMMARY)
+    p.add_argument("--quick", action="store_true", help=f"{QUICK_REPEAT} repetitions, Py3AMF once (a correctness run)")
+    p.add_argument("--repeat", type=int, help=f"timed repetitions (default {DEFAULT_REPEAT}; --quick: {QUICK_REPEAT})")
+    p.add_argument("--warmup", type=int, help=f"untimed calls first (default {DEFAULT_WARMUP}; --quick: {QUICK_WARMUP})")
+    p.add_argument("--slow-repeat", type=int, help=f"Py3AMF's timed repetitions (default {SLOW_REPEAT}; --quick: 1)")
+    p.add_argument("--no-py3amf", action="store_true", help="leave out Py3AMF as the slow client")
+    p.add_argument("--thresholds", default=",".join(map(str, DEFAULT_THRESHOLDS)), help="gzip thresholds in bytes (default 0,1024,5120,25600)")
+    p.add_argument("--links", default=",".join(f"{x:g}" for x in DEFAULT_LINKS_MBIT), help="link speeds in Mbit/s for the computed data-ready time (default 1,8,100)")
+    p.add_argument("--rtt-ms", type=float, default=DEFAULT_RTT_MS, help=f"round-trip time of the computed data-ready time (default {DEFAULT_RTT_MS:g})")
+    p.add_argument("--json", dest="json_path", metavar="PATH", help="also write the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    a = p.parse_args(argv)
+    repeat = a.repeat if a.repeat is not None else (QUICK_REPEAT if a.quick else DEFAULT_REPEAT)
+    warmup = a.warmup if a.warmup is not None else (QUICK_WARMUP if a.quick else DEFAULT_WARMUP)
+    slow = a.slow_repeat if a.slow_repeat is not None else (1 if a.quick else SLOW_REPEAT)
+    try:
+        thresholds = _ints(a.thresholds)
+        links = _floats(a.links)
+    except ValueError:
+        p.error("--thresholds takes integers and --links numbers, separated by commas")
+    if repeat < 1 or slow < 1 or warmup < 0:
+        p.error("--repeat and --slow-repeat must be at least 1, --warmup at least 0")
+    if any(t < 0 for t in thresholds):
+        p.error("--thresholds must be 0 or more")
+    if not links or any(x <= 0 for x in links):
+        p.error("--links must be positive numbers")
+    if a.rtt_ms < 0:
+        p.error("--rtt-ms must be 0 or more")
+    progress = None if a.quiet else (lambda message: print(f"tiles: {message}", file=sys.stderr, flush=True))
+    return Options(
+        repeat=repeat,
+        warmup=warmup,
+        slow_repeat=slow,
+        py3amf=not a.no_py3amf,
+        quick=a.quick,
+        thresholds=thresholds,
+        links_mbit=links,
+        rtt_ms=a.rtt_ms,
+        json_path=a.json_path,
+        progress=progress,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`amfkit bench tiles [options]`: print the report; 0 if every check passed, else 1."""
+    options = parse_options(argv)
+    report = run(options)
+    print(format_report(report))
+    if options.json_path:
+        directory = os.path.dirname(options.json_path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(options.json_path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

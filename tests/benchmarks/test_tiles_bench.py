@@ -1,0 +1,55 @@
+"""The tiles benchmark (seed 000), run once in --quick mode as a correctness test: every
+shape in AMF0 and AMF3 passes its checks, the report has every part, and its sections
+build with charts."""
+
+from __future__ import annotations
+
+import json
+
+from amfkit.benchlab import model, tiles
+
+
+def test_quick_tiles_benchmark(tmp_path, capsys):
+    out = tmp_path / "tiles.json"
+    assert tiles.main(["--quick", "--quiet", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["ok"]
+    assert report["checks"] and all(check["ok"] for check in report["checks"])
+    cases = {(row["shape"], row["version"]) for row in report["results"]}
+    assert cases == {(shape, version) for shape in tiles.SHAPES for version in (0, 3)}
+
+    for row in report["results"]:
+        for phase in ("query", "conversion", "encoding", "gateway", "gateway_gzip"):
+            assert row["server"][phase]["wall_ms"]["median"] > 0, (row["case"], phase)
+        for part in ("decode", "rows", "total"):
+            assert row["client"][part]["wall_ms"]["median"] > 0, (row["case"], part)
+        sizes = row["bytes"]
+        assert sizes["raw"] > sizes["gzip1"] >= sizes["gzip6"] > 0
+
+    # the string is about the article's 20,581 bytes raw; gzip halves it
+    string = next(r for r in report["results"] if r["case"] == "String AMF0")
+    assert 19_000 < string["bytes"]["raw"] < 22_000
+    assert string["bytes"]["gzip6"] < string["bytes"]["raw"] * 0.6
+
+    # every threshold was checked against a gateway; 0 compresses everything
+    assert [t["threshold"] for t in report["thresholds"]] == list(tiles.DEFAULT_THRESHOLDS)
+    assert all(c["compressed"] for c in report["thresholds"][0]["cases"])
+
+    # data-ready: computed for every link, case and wire option, stated as computed
+    ready = report["ready"]
+    assert ready["computed"] is True
+    assert len(ready["rows"]) == len(tiles.DEFAULT_LINKS_MBIT) * 8 * len(tiles.WIRE_OPTIONS)
+    assert all(e["total_ms"] >= ready["rtt_ms"] for e in ready["rows"])
+
+    assert all(report["findings"][topic] for topic in ("wire", "server", "client", "ready"))
+
+    sections = tiles.sections(report)
+    assert sections and all(isinstance(s, model.Section) for s in sections)
+    charts = [chart for s in sections for chart in s.charts]
+    assert charts and all(chart.bars for chart in charts)
+    assert any(chart.reference for chart in charts)  # the article's figures beside ours
+    assert any(s.seed for s in sections) and any(s.findings for s in sections)
+    json.dumps([model.to_dict(s) for s in sections])  # JSON-ready
+
+    text = capsys.readouterr().out
+    assert "amfkit bench tiles" in text and "COMPUTED" in text
