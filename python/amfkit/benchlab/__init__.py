@@ -31,6 +31,7 @@ __all__ = ["EXPERIMENTS", "experiment", "main", "names"]
 EXPERIMENTS: dict[str, str] = {
     "codec": "amfkit.benchlab.codec",
     "tiles": "amfkit.benchlab.tiles",
+    "instruments": "amfkit.benchlab.instruments",
     "gateway": "amfkit.benchlab.gateway",
 }
 
