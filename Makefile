@@ -130,9 +130,8 @@ system-deps: ## install the system packages the tests use when missing (PostgreS
 	  || { echo "error: postgresql was installed but no /usr/lib/postgresql/*/bin/pg_ctl exists" >&2; exit 1; }
 
 .PHONY: bench
-bench: build bench-deps ## build, then the codec and gateway benchmarks (ARGS='--quick' for a short run)
-	$(VENV)/bin/amfkit bench codec $(ARGS)
-	$(VENV)/bin/amfkit bench gateway $(ARGS)
+bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick')
+	$(VENV)/bin/amfkit bench --json out/bench.json --report out/bench.html $(ARGS)
 
 .PHONY: bench-deps
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing

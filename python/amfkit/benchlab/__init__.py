@@ -12,7 +12,15 @@ An experiment is one module in this package with the same small shape:
   then time it (`benchlab.timing`), and return a JSON-ready report whose `"ok"` says
   whether every check passed and whose `"results"` holds one row per measured case;
 - `format_report(report) -> str`: the plain-text table;
-- `main(argv) -> int`: the command line (0 when every check passed).
+- `sections(report) -> list[model.Section]`: tables, charts, the seed article's own
+  figures and findings computed from the run, for the HTML report and the README;
+- `main(argv) -> int`: the command line (0 when every check passed);
+- optionally `COMPARE_KEYS` (the fields that identify a row for `compare`) and an
+  `Options.progress(message, done=None, total=None)` callback for progress bars.
+
+`runner` runs several experiments (`amfkit bench`), `report` renders one self-contained
+HTML file, `compare` prints what got faster or slower between two results files, and
+`readme` writes the README's Performance section from a results file.
 
 Adding an experiment is that module plus one line in `EXPERIMENTS` below. The registry
 maps names to module paths, imported on first use, so `--list` (and importing amfkit)

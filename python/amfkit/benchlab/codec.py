@@ -42,9 +42,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
 from . import graphs
+from .model import Bar, Chart, Section, Table
 from .timing import machine_facts, measure
 
-__all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run"]
+__all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run", "sections"]
 
 NAME = "codec"
 SUMMARY = "AMFBench graphs (seed 004): encode/decode time and size, amfkit vs Py3AMF, pickle, orjson, msgpack"
@@ -52,6 +53,8 @@ SUMMARY = "AMFBench graphs (seed 004): encode/decode time and size, amfkit vs Py
 BASELINE = "amfkit AMF3"
 QUICK_SIZE = 1_000
 DEFAULT_SIZE = 10_000
+#: What a full run covers (the issue: 1,000 to 50,000 items).
+FULL_SIZES = (1_000, 10_000, 50_000)
 DEFAULT_REPEAT = 5
 SLOW_REPEAT_CAP = 3
 GZIP_LEVEL = 6
@@ -62,6 +65,8 @@ class Options:
     """What to run. `repeat` applies to the fast variants; slow ones get `slow_repeat`."""
 
     size: int = DEFAULT_SIZE
+    #: Further graph sizes run beside `size` (the full run covers 1,000 to 50,000).
+    more_sizes: tuple[int, ...] = ()
     graphs: tuple[str, ...] = graphs.GRAPH_NAMES
     repeat: int = DEFAULT_REPEAT
     slow_repeat: int = SLOW_REPEAT_CAP
@@ -74,7 +79,11 @@ class Options:
         data = asdict(self)
         data.pop("progress", None)
         data["graphs"] = list(self.graphs)
+        data["more_sizes"] = list(self.more_sizes)
         return data
+
+    def all_sizes(self) -> list[int]:
+        return sorted({self.size, *self.more_sizes})
 
 
 @dataclass
@@ -240,14 +249,15 @@ def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     with _variants(options, versions, skipped) as variants:
-        for graph_name in options.graphs:
-            amf_graph, json_graph = graphs.build(graph_name, options.size)
-            for variant in variants:
-                graph = amf_graph if variant.input == "amf" else json_graph
-                progress(f"{graph_name} x{options.size:,}: {variant.name}")
-                rows.append(_run_variant(variant, graph_name, graph, options))
-            graph = amf_graph = json_graph = None
-            gc.collect()
+        for size in options.all_sizes():
+            for graph_name in options.graphs:
+                amf_graph, json_graph = graphs.build(graph_name, size)
+                for variant in variants:
+                    graph = amf_graph if variant.input == "amf" else json_graph
+                    progress(f"{graph_name} x{size:,}: {variant.name}")
+                    rows.append(_run_variant(variant, graph_name, graph, options, size))
+                graph = amf_graph = json_graph = None
+                gc.collect()
     machine["versions"] = versions
     _add_ratios(rows)
     return {
@@ -263,14 +273,14 @@ def run(options: Options) -> dict[str, Any]:
     }
 
 
-def _run_variant(variant: Variant, graph_name: str, graph: Any, options: Options) -> dict[str, Any]:
+def _run_variant(variant: Variant, graph_name: str, graph: Any, options: Options, size: int) -> dict[str, Any]:
     data, check = _check(variant, graph)
     repeat = min(options.repeat, options.slow_repeat) if variant.slow else options.repeat
     # The slow pure-Python peers were just warmed up by the check; the rest get a warm-up call.
     warmup = 0 if variant.slow else 1
     row: dict[str, Any] = {
         "graph": graph_name,
-        "size": options.size,
+        "size": size,
         "peer": variant.name,
         "library": variant.library,
         "format": variant.format,
@@ -295,10 +305,10 @@ def _run_variant(variant: Variant, graph_name: str, graph: Any, options: Options
 
 def _add_ratios(rows: list[dict[str, Any]]) -> None:
     """Each row's median time and size divided by the baseline's on the same graph (>1: slower/bigger)."""
-    base = {row["graph"]: row for row in rows if row["peer"] == BASELINE}
+    base = {(row["graph"], row["size"]): row for row in rows if row["peer"] == BASELINE}
     for row in rows:
         ratios: dict[str, float | None] = {"encode": None, "decode": None, "bytes": None}
-        ref = base.get(row["graph"])
+        ref = base.get((row["graph"], row["size"]))
         if ref is not None:
             for key in ("encode", "decode"):
                 if row[key] and ref[key] and ref[key]["wall_ms"]["median"] > 0:
@@ -372,17 +382,19 @@ def format_report(report: dict[str, Any]) -> str:
     machine = report["machine"]
     options = report["options"]
     out = [
-        f"amfkit bench codec: AMFBench graphs, {options['size']:,} items each",
+        "amfkit bench codec: AMFBench graphs, "
+        + " and ".join(f"{n:,}" for n in sorted({options["size"], *options.get("more_sizes", [])}))
+        + " items each",
         "times are wall-clock milliseconds, median (min-max) of the repetitions in column 'n';",
         f"ratios compare the median with {BASELINE} (reusable Encoder/Decoder) on the same graph;",
         "'fn' rows use the module-level encode/decode; JSON peers get the same data as plain dicts.",
     ]
     headers = ["peer", "n", "encode ms", "decode ms", "bytes", "gzip -6", "encode", "decode", "size", "check"]
     right = {1, 2, 3, 4, 5, 6, 7, 8}
-    graph_names = list(dict.fromkeys(row["graph"] for row in report["results"]))
+    groups = list(dict.fromkeys((row["graph"], row["size"]) for row in report["results"]))
     failures = []
-    for graph_name in graph_names:
-        rows = [row for row in report["results"] if row["graph"] == graph_name]
+    for graph_name, group_size in groups:
+        rows = [row for row in report["results"] if (row["graph"], row["size"]) == (graph_name, group_size)]
         body = []
         for row in rows:
             timing = row["encode"] or row["decode"] or {}
@@ -432,7 +444,11 @@ def format_report(report: dict[str, Any]) -> str:
 
 def _goal_lines(report: dict[str, Any]) -> list[str]:
     """The issue's performance goal on the complex graph: AMF3 >= 50x pure Py3AMF, no slower than orjson."""
-    rows = {row["peer"]: row for row in report["results"] if row["graph"] == "complex"}
+    sizes = sorted({row["size"] for row in report["results"] if row["graph"] == "complex"})
+    if not sizes:
+        return []
+    goal_size = DEFAULT_SIZE if DEFAULT_SIZE in sizes else sizes[-1]
+    rows = {row["peer"]: row for row in report["results"] if row["graph"] == "complex" and row["size"] == goal_size}
     base = rows.get(BASELINE)
     if not base or not base["encode"] or not base["decode"]:
         return []
@@ -454,6 +470,200 @@ def _goal_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+# --------------------------------------------------------------------------- sections (HTML report, summary, README)
+
+#: The seed article's figures (seed 004): AMFBench "complex" graph, 10,000 items, on a
+#: 2.8 GHz Core 2 Duo MacBook Pro with Python 2.5.4, in seconds: version -> (decode AMF0,
+#: decode AMF3, encode AMF0, encode AMF3).
+SEED_SIZE = 10_000
+SEED_MACHINE = "MacBook Pro 2.8 GHz Core 2 Duo, 4 GB, Mac OS X 10.6.4, Python 2.5.4 (2010)"
+SEED_FIGURES: dict[str, tuple[float, float, float, float]] = {
+    "PyAMF 0.4.2 pure": (7.337149, 5.572225, 7.472614, 6.472192),
+    "PyAMF 0.4.2 ext": (7.371916, 5.363055, 7.437613, 6.270130),
+    "PyAMF 0.5.1 pure": (5.837454, 4.428469, 2.507936, 2.263408),
+    "PyAMF 0.5.1 ext": (1.284588, 1.897327, 1.233649, 1.436250),
+    "PyAMF 0.6b2 pure": (4.383258, 3.265473, 2.063210, 1.764296),
+    "PyAMF 0.6b2 ext": (0.238912, 0.223002, 0.234642, 0.163156),
+}
+#: The seed versions drawn beside ours (the others are in the seed lines).
+SEED_CHARTED = ("PyAMF 0.6b2 ext", "PyAMF 0.6b2 pure")
+
+GRAPH_INTROS = {
+    "simple": "flat anonymous objects of scalars, no object references (AMF3 still shares the member names)",
+    "complex": "typed Node objects mixing scalars, a list, a dict, a shared string and a sub-object referenced "
+    "twice: the seed article's \"real world\" graph",
+    "static": "typed Score objects with sealed members only, so AMF3 writes the traits once and then values",
+    "reference": "a handful of objects, each referenced thousands of times: the reference tables at work",
+}
+
+#: The peers each graph's findings compare amfkit AMF3 with, when they ran.
+FINDING_PEERS = (
+    ("py3amf AMF3", "Py3AMF (pure Python) AMF3"),
+    ("py3amf-ext AMF3", "Py3AMF's C extension, AMF3"),
+    ("orjson", "orjson (plain dicts)"),
+)
+
+
+def _speed(ratio: float) -> str:
+    """A peer/amfkit time ratio as words: 3.0 -> "3.00x faster", 0.5 -> "2.00x slower"."""
+    return f"{_factor(ratio)} faster" if ratio >= 1 else f"{_factor(1 / ratio)} slower"
+
+
+def _time_bars(rows: list[dict[str, Any]], key: str) -> list[Bar]:
+    bars = []
+    for row in rows:
+        timing = row[key]
+        if timing:
+            wall = timing["wall_ms"]
+            bars.append(Bar(row["peer"], wall["median"], wall["min"], wall["max"], group=row["library"]))
+    return bars
+
+
+def _spans_orders(bars: list[Bar]) -> bool:
+    values = [bar.value for bar in bars if bar.value > 0]
+    return bool(values) and max(values) / min(values) > 30
+
+
+def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str, Any]]) -> Section:
+    size = rows[0]["size"]
+    by_peer = {row["peer"]: row for row in rows}
+    base = by_peer.get(BASELINE)
+    table = Table(
+        ["peer", "n", "encode ms", "decode ms", "bytes", "gzip -6", f"encode vs {BASELINE}", f"decode vs {BASELINE}", "check"],
+        [
+            [
+                row["peer"],
+                (row["encode"] or row["decode"] or {}).get("repeat", "-"),
+                _timing_cell(row["encode"]),
+                _timing_cell(row["decode"]),
+                row["bytes"],
+                row["bytes_gzip"],
+                _ratio_cell((row.get("vs_baseline") or {}).get("encode"), row["peer"]),
+                _ratio_cell((row.get("vs_baseline") or {}).get("decode"), row["peer"]),
+                "ok" if row["check"]["ok"] else f"FAILED: {row['check']['detail']}",
+            ]
+            for row in rows
+        ],
+    )
+    seed_here = graph_name == "complex" and size == SEED_SIZE
+    charts = []
+    for key, column in (("encode", 2), ("decode", 0)):
+        bars = _time_bars(rows, key)
+        reference = []
+        if seed_here:
+            for version in SEED_CHARTED:
+                figures = SEED_FIGURES[version]
+                reference += [
+                    Bar(f"{version} AMF3", figures[column + 1] * 1e3, group="seed"),
+                    Bar(f"{version} AMF0", figures[column] * 1e3, group="seed"),
+                ]
+        charts.append(
+            Chart(
+                f"{key}, {graph_name} graph, {size:,} items",
+                "milliseconds, median (error bar: min-max)",
+                bars,
+                log=_spans_orders(bars + reference),
+                reference=reference,
+            )
+        )
+    size_bars: list[Bar] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        if row["bytes"] is None or (row["library"], row["format"]) in seen:
+            continue  # the module-level functions write the same bytes as the Encoder
+        seen.add((row["library"], row["format"]))
+        label = row["peer"].removesuffix(" fn")
+        size_bars.append(Bar(label, float(row["bytes"]), group="raw"))
+        size_bars.append(Bar(f"{label} gzip", float(row["bytes_gzip"]), group="gzip -6"))
+    charts.append(Chart(f"encoded size, {graph_name} graph, {size:,} items", "bytes", size_bars, log=_spans_orders(size_bars)))
+
+    found = [f"{graph_name}: {row['peer']} FAILED its correctness check: {row['check']['detail']}" for row in rows if not row["check"]["ok"]]
+    if base and base["encode"] and base["decode"]:
+        for peer, wording in FINDING_PEERS:
+            peer_row = by_peer.get(peer)
+            ratios = (peer_row or {}).get("vs_baseline") or {}
+            if not ratios.get("encode") or not ratios.get("decode"):
+                continue
+            goal = ""
+            if size != DEFAULT_SIZE:
+                pass  # the issue's goals are set at DEFAULT_SIZE items
+            elif graph_name == "complex" and peer == "py3amf AMF3":
+                met = ratios["encode"] >= 50 and ratios["decode"] >= 50
+                goal = f" (goal: 50x both ways, {'met' if met else 'NOT met'})"
+            elif graph_name == "complex" and peer == "orjson":
+                met = ratios["encode"] >= 1 and ratios["decode"] >= 1
+                goal = f" (goal: no slower, {'met' if met else 'NOT met'})"
+            found.append(
+                f"amfkit AMF3 encodes {graph_name}-{size:,} {_speed(ratios['encode'])} than {wording}, "
+                f"and decodes it {_speed(ratios['decode'])}{goal}."
+            )
+        named = {peer for peer, _ in FINDING_PEERS}
+        others = [row for row in rows if row["library"] != "amfkit" and row["encode"] and row["decode"]]
+        for key in ("encode", "decode"):
+            if not others:
+                break
+            best = min(others, key=lambda row: row[key]["wall_ms"]["median"])
+            if best["peer"] in named:
+                continue  # already compared above
+            ratio = best[key]["wall_ms"]["median"] / base[key]["wall_ms"]["median"]
+            found.append(
+                f"The fastest other peer to {key} {graph_name}-{size:,} is {best['peer']} "
+                f"({_ms(best[key]['wall_ms']['median'])} ms); amfkit AMF3 takes "
+                f"{_ms(base[key]['wall_ms']['median'])} ms, {_speed(ratio)}."
+            )
+    amf0 = by_peer.get("amfkit AMF0")
+    plain = by_peer.get("orjson")
+    if base and base["bytes"]:
+        parts = []
+        if amf0 and amf0["bytes"]:
+            parts.append(f"{base['bytes'] / amf0['bytes']:.0%} of AMF0's")
+        if plain and plain["bytes"]:
+            parts.append(f"{base['bytes'] / plain['bytes']:.0%} of JSON's")
+        gz = f"; gzip -6 takes it to {base['bytes_gzip'] / base['bytes']:.0%} of that" if base["bytes_gzip"] else ""
+        found.append(f"AMF3 writes {graph_name}-{size:,} in {base['bytes']:,} bytes" + (f", {' and '.join(parts)}" if parts else "") + f"{gz}.")
+
+    seed: list[str] = []
+    if graph_name == "complex":
+        seed.append(f"AMFBench complex graph, {SEED_SIZE:,} items, on a {SEED_MACHINE}; seconds.")
+        for version, (dec0, dec3, enc0, enc3) in SEED_FIGURES.items():
+            seed.append(f"{version}: encode AMF3 {enc3:.3f} s, AMF0 {enc0:.3f} s; decode AMF3 {dec3:.3f} s, AMF0 {dec0:.3f} s")
+        if not seed_here:
+            seed.append(f"(Not charted: this run used {size:,} items, the article {SEED_SIZE:,}.)")
+        elif base and base["encode"] and base["decode"]:
+            seed_best = SEED_FIGURES["PyAMF 0.6b2 ext"]
+            found.append(
+                f"The seed article's best, PyAMF 0.6b2 with its C extension, took {seed_best[3] * 1e3:.0f} ms to encode "
+                f"and {seed_best[1] * 1e3:.0f} ms to decode this graph in AMF3 on 2010 hardware; amfkit AMF3 takes "
+                f"{_ms(base['encode']['wall_ms']['median'])} ms and {_ms(base['decode']['wall_ms']['median'])} ms here "
+                "(different machines: compare orders of magnitude only)."
+            )
+    description = GRAPH_INTROS.get(graph_name, graph_name)
+    intro = f"{description[:1].upper()}{description[1:]}."
+    return Section(f"{graph_name} graph, {size:,} items", intro, [table], charts, seed, found)
+
+
+def sections(report: dict[str, Any]) -> list[Section]:
+    """The report's sections: one per graph, the seed article's graph (complex) first."""
+    results = report["results"]
+    groups = list(dict.fromkeys((row["graph"], row["size"]) for row in results))
+    # the seed article's graph and size first, then the other sizes of it, then the rest
+    order = {g: i for i, g in enumerate(groups)}
+    groups.sort(key=lambda g: (g[0] != "complex", g[1] != SEED_SIZE, order[g]))
+    out = [
+        _graph_section(report, name, [row for row in results if (row["graph"], row["size"]) == (name, size)])
+        for name, size in groups
+    ]
+    if out:
+        notes = [f"Times in milliseconds, median (min-max) of the repetitions in column n; ratios against {BASELINE}"
+                 " (reusable Encoder/Decoder) on the same graph; 'fn' rows use the module-level encode/decode;"
+                 " orjson and msgpack get the same data as plain dicts"]
+        if any(_waited(row[key]) for row in results for key in ("encode", "decode")):
+            notes.append("* marks a wall time over 1.25x its CPU time: the process was kept waiting, rerun on a quiet machine")
+        notes += [f"not run: {skip['peer']} ({skip['reason']})" for skip in report.get("skipped", [])]
+        out[0].intro = f"{out[0].intro} {'; '.join(notes)}."
+    return out
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -464,6 +674,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_SIZE:,} items and 1 repetition (a correctness run)")
     parser.add_argument("--size", type=int, help=f"items per graph (default {DEFAULT_SIZE:,}; --quick: {QUICK_SIZE:,})")
+    parser.add_argument(
+        "--sizes",
+        help=f"comma-separated item counts to run (default: {','.join(map(str, FULL_SIZES))}; "
+        "--quick or --size: that one size)",
+    )
     parser.add_argument(
         "--graphs",
         default=",".join(graphs.GRAPH_NAMES),
@@ -481,6 +696,17 @@ def parse_options(argv: list[str] | None = None) -> Options:
     parser = _parser()
     args = parser.parse_args(argv)
     size = args.size if args.size is not None else (QUICK_SIZE if args.quick else DEFAULT_SIZE)
+    more: tuple[int, ...] = ()
+    if args.sizes:
+        try:
+            listed = [int(x) for x in args.sizes.split(",") if x.strip()]
+        except ValueError:
+            parser.error("--sizes: comma-separated item counts")
+        if not listed or min(listed) < 1:
+            parser.error("--sizes: item counts of at least 1")
+        size, more = (DEFAULT_SIZE if DEFAULT_SIZE in listed else listed[0]), tuple(listed)
+    elif args.size is None and not args.quick:
+        more = FULL_SIZES
     repeat = args.repeat if args.repeat is not None else (1 if args.quick else DEFAULT_REPEAT)
     if size < 1:
         parser.error("--size must be at least 1")
@@ -493,6 +719,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
     progress = None if args.quiet else (lambda message: print(f"codec: {message}", file=sys.stderr, flush=True))
     return Options(
         size=size,
+        more_sizes=tuple(n for n in more if n != size),
         graphs=chosen,
         repeat=repeat,
         slow_repeat=min(repeat, SLOW_REPEAT_CAP),

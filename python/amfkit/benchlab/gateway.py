@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import timing
+from .model import Bar, Chart, Section, Table
 
 NAME = "gateway"
 SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
@@ -354,6 +355,95 @@ def format_report(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines += ["", f"machine: {m['cpu']}, {m['cpu_count']} cores; load {m['load_average']}; versions: {m['versions']}"]
     return "\n".join(lines)
+
+
+def sections(report: dict[str, Any]) -> list[Section]:
+    """Requests/s per server and case (the goals as findings), the server time in process,
+    and the bytes on the wire with and without gzip."""
+    options = report["options"]
+    rows = report["results"]
+    servers = list(dict.fromkeys(row["server"] for row in rows))
+    table = Table(
+        ["case", "server", "req/s", "mean ms", "p99 ms", "wire bytes", "check"],
+        [
+            [
+                row["case"],
+                row["server"],
+                round(row["rps"]) if "rps" in row else "-",
+                row.get("latency_ms", {}).get("mean", "-"),
+                row.get("latency_ms", {}).get("p99", "-"),
+                row.get("wire_bytes", "-"),
+                "ok" if row["check"] else f"FAILED {row.get('error', '')}".strip(),
+            ]
+            for row in rows
+        ],
+    )
+    charts = []
+    for title, wanted in (("echo", lambda case: case.startswith("echo")), ("1000 tiles", lambda case: case.startswith("tiles"))):
+        bars = [
+            Bar(f"{row['case']} · {row['server']}", float(row["rps"]), group=row["server"])
+            for server in servers
+            for row in rows
+            if row["server"] == server and wanted(row["case"]) and "rps" in row
+        ]
+        if bars:
+            charts.append(Chart(f"{title}: requests per second (higher is better)", "requests/s", bars))
+    found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", [])]
+    found += [f"{row['case']} on {row['server']} FAILED: {row.get('error', 'errors under load')}" for row in rows if not row["check"]]
+    for case in ("tiles String AMF3", "tiles Array AMF3"):  # the echo ratio is a goal above
+        a, p = _rps(report, "amfkit", case), _rps(report, "py3amf", case)
+        if a and p:
+            found.append(f"{case}: amfkit serves {a / p:.1f}x Py3AMF's requests/s ({a:,.0f} vs {p:,.0f}).")
+    load = Section(
+        "Requests per second",
+        f"wrk, {options['connections']} keep-alive connections, {options['duration']:g} s per case, one uvicorn "
+        "worker per server on the same 127.0.0.1 (wrk shares the cores); 'bare' answers every POST with a "
+        "pre-encoded echo reply: the floor under any gateway.",
+        [table],
+        charts,
+        findings=found,
+    )
+    out = [load]
+
+    times = report.get("server_times") or {}
+    if times:
+        bars = [Bar(name, t["median_ms"], t["min_ms"], t["median_ms"], group=name.rsplit(" ", 1)[-1]) for name, t in times.items()]
+        fastest = min(times.items(), key=lambda item: item[1]["median_ms"])
+        slowest = max(times.items(), key=lambda item: item[1]["median_ms"])
+        out.append(
+            Section(
+                "Server time in process, 1000 tiles",
+                "Gateway.respond with no HTTP: the query, the conversion to the shape and the encoding; "
+                "median of the repetitions, error bar from the fastest.",
+                [Table(["call", "median ms", "min ms"], [[name, t["median_ms"], t["min_ms"]] for name, t in times.items()])],
+                [Chart("server time per call, 1000 tiles (lower is better)", "milliseconds", bars)],
+                findings=[
+                    f"Fastest shape to serve: {fastest[0]} ({fastest[1]['median_ms']:.2f} ms); slowest: "
+                    f"{slowest[0]} ({slowest[1]['median_ms']:.2f} ms)."
+                ],
+            )
+        )
+
+    wire = {row["case"]: row["wire_bytes"] for row in rows if row["server"] == "amfkit" and row["case"].startswith("tiles") and row.get("wire_bytes")}
+    pairs = [(case, wire[case], wire.get(f"{case} gzip")) for case in wire if not case.endswith(" gzip")]
+    if pairs:
+        bars = []
+        for case, raw, gz in pairs:
+            label = case.removeprefix("tiles ")
+            bars.append(Bar(label, float(raw), group="identity"))
+            if gz:
+                bars.append(Bar(f"{label} gzip", float(gz), group="gzip"))
+        found = [f"gzip takes {case.removeprefix('tiles ')} from {raw:,} to {gz:,} bytes ({gz / raw:.0%})." for case, raw, gz in pairs if gz]
+        out.append(
+            Section(
+                "Bytes on the wire, 1000 tiles (amfkit)",
+                "the HTTP body of each answer, asked for with and without Accept-Encoding: gzip.",
+                [Table(["call", "bytes", "gzip bytes", "gzip/raw"], [[case, raw, gz or "-", f"{gz / raw:.0%}" if gz else "-"] for case, raw, gz in pairs])],
+                [Chart("response body size (lower is better)", "bytes", bars)],
+                findings=found,
+            )
+        )
+    return out
 
 
 def parse_options(argv: list[str] | None = None) -> Options:

@@ -3,7 +3,8 @@
     amfkit decode FILE [--amf0 | --amf3] [--all] [--json [--compact]] [--max-depth N]
     amfkit encode FILE [--amf0 | --amf3] [--all] [--json] [-o OUT]
     amfkit call URL SERVICE.METHOD [ARGS ...] [--amf0|--amf3] [--flex] [--json]
-    amfkit bench SUITE [ARGS ...]          (SUITE: amfkit bench --list)
+    amfkit bench [EXPERIMENT ...] [--quick] [--json PATH] [--report PATH]  (amfkit bench --list)
+    amfkit bench compare A.json B.json
     amfkit serve MODULE:ATTR [--host H] [--port N] [--workers N] [--access-log]
     amfkit serve --demo [--port N]
     amfkit --version
@@ -37,11 +38,17 @@ class CLIError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if getattr(args, "func", None) is None:
-        parser.print_help(sys.stderr)
-        return 2
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        # The benchlab runner parses its own command line (experiment names, options for
+        # them, --list, --help, `compare`): argparse would take their options for its own.
+        args = argparse.Namespace(command="bench", args=argv[1:], func=cmd_bench)
+    else:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help(sys.stderr)
+            return 2
     try:
         return int(args.func(args) or 0)
     except CLIError as e:
@@ -151,12 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="run a benchmark (amfkit.benchlab)",
-        description="Run a benchmark suite of amfkit.benchlab; ARGS go to the suite.",
-        add_help=True,
+        help="run the benchmark experiments (amfkit.benchlab), or compare two runs",
+        description=(
+            "amfkit bench [EXPERIMENT ...] [--quick] [--json PATH] [--report PATH]: run the "
+            "experiments (all of them by default; " + ", ".join(BENCH_SUITES) + "); "
+            "amfkit bench --list; amfkit bench compare A.json B.json. "
+            "`amfkit bench --help` tells more."
+        ),
+        add_help=False,
     )
-    bench.add_argument("suite", choices=BENCH_SUITES, metavar="SUITE", help="one of: " + ", ".join(BENCH_SUITES))
-    bench.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the suite (--quick, --size N, ...)")
+    bench.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="experiments and options")
     bench.set_defaults(func=cmd_bench)
 
     serve = sub.add_parser(
@@ -297,24 +308,14 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    name = _EXPERIMENTS[args.suite]
-    try:
-        module = importlib.import_module(name)
-    except ImportError as e:
-        missing = getattr(e, "name", None) or ""
-        hint = ""
-        if missing and not missing.startswith("amfkit"):
-            hint = " (the benchmarks need the dev tools: `make venv`, or pip install 'amfkit[dev]')"
-        raise CLIError(f"cannot load {name}: {e}{hint}") from None
-    run = getattr(module, "main", None)
-    if not callable(run):
-        raise CLIError(f"{name} has no main(argv) function")
-    try:
-        result = run(list(args.args))
-    except SystemExit as e:  # a suite may use argparse too
-        code = e.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    return result if isinstance(result, int) else 0
+    return _bench(list(args.args))
+
+
+def _bench(argv: list[str]) -> int:
+    """`amfkit bench ...`: handed whole to the benchlab runner (its own options and --help)."""
+    from ..benchlab.runner import main as bench_main
+
+    return bench_main(argv)
 
 
 DEMO_APP = "amfkit.demo_server:app"
