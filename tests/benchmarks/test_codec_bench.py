@@ -174,3 +174,20 @@ def test_experiment_registry():
         assert hasattr(module, attr)
     with pytest.raises(KeyError):
         benchlab.experiment("nonsense")
+
+
+def test_amf0_sharing_past_its_reference_limit_is_checked_as_values():
+    """AMF0 references are 16-bit: a graph with more than 65,536 objects has repeats past
+    the limit written as copies. The check accepts exactly that, and only for AMF0."""
+    from amfkit.benchlab import codec, graphs
+
+    small, _ = graphs.build("complex", 100)
+    big, _ = graphs.build("complex", 20_000)
+    assert not codec._amf0_table_overflows(small) and codec._amf0_table_overflows(big)
+    with codec._variants(codec.Options(size=100, graphs=("complex",), py3amf=False), {}, []) as variants:
+        amf0 = next(v for v in variants if v.name == "amfkit AMF0")
+        amf3 = next(v for v in variants if v.name == "amfkit AMF3")
+        _, check = codec._check(amf0, big)
+        assert check["ok"] and "65,535" in check["detail"]
+        _, check = codec._check(amf3, big)
+        assert check["ok"] and check["detail"] == ""

@@ -234,7 +234,34 @@ def _check(variant: Variant, graph: Any) -> tuple[bytes | None, dict[str, Any]]:
         except Exception as exc:
             return data, {"ok": False, "detail": f"decode raised {type(exc).__name__}: {exc}"}
     problem = graphs.same_graph(graph, decoded, refs=variant.keeps_references)
+    if problem is not None and variant.format == "AMF0" and _amf0_table_overflows(graph):
+        # AMF0 references are 16-bit: past 65,535 objects a repeat must be written as a
+        # copy (every AMF0 writer does so). Values must still be equal.
+        if graphs.same_graph(graph, decoded, refs=False) is None:
+            return data, {"ok": True, "detail": "sharing past AMF0's 65,535-reference limit is written as copies, as the format requires"}
     return data, {"ok": problem is None, "detail": problem or ""}
+
+
+def _amf0_table_overflows(graph: Any) -> bool:
+    """Whether writing `graph` in AMF0 takes more than 65,536 reference-table entries
+    (objects, typed objects and arrays, each counted once)."""
+    seen: set[int] = set()
+    stack = [graph]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (dict, list, tuple)) or hasattr(value, "__dict__") and not isinstance(value, type):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if len(seen) > 65_536:
+                return True
+            if isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            else:
+                stack.extend(vars(value).values())
+    return False
 
 
 def run(options: Options) -> dict[str, Any]:
