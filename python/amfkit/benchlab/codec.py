@@ -38,11 +38,11 @@ import pickle
 import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from . import graphs
-from .model import Bar, Chart, Section, Table
+from .model import Bar, Chart, Section, Table, options_dict, write_json
 from .timing import machine_facts, measure
 
 __all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run", "sections"]
@@ -74,13 +74,6 @@ class Options:
     quick: bool = False
     json_path: str | None = None
     progress: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("progress", None)
-        data["graphs"] = list(self.graphs)
-        data["more_sizes"] = list(self.more_sizes)
-        return data
 
     def all_sizes(self) -> list[int]:
         return sorted({self.size, *self.more_sizes})
@@ -290,7 +283,7 @@ def run(options: Options) -> dict[str, Any]:
     return {
         "experiment": NAME,
         "summary": SUMMARY,
-        "options": options.to_dict(),
+        "options": options_dict(options),
         "machine": machine,
         "baseline": BASELINE,
         "elapsed_s": round(time.perf_counter() - started, 3),
@@ -757,18 +750,6 @@ def parse_options(argv: list[str] | None = None) -> Options:
         json_path=args.json,
         progress=progress,
     )
-
-
-def write_json(report: dict[str, Any], path: str) -> None:
-    import json
-    import os
-
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, ensure_ascii=False)
-        f.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:

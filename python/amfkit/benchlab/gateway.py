@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import dataclasses
 import gzip
-import json
 import os
 import shutil
 import socket
@@ -40,7 +39,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import timing
-from .model import Bar, Chart, Section, Table
+from .model import Bar, Chart, Section, Table, options_dict, write_json
 
 NAME = "gateway"
 SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
@@ -277,7 +276,7 @@ def run(options: Options) -> dict[str, Any]:
     report = {
         "experiment": NAME,
         "ok": ok,
-        "options": dataclasses.asdict(options),
+        "options": options_dict(options),
         "machine": timing.machine_facts(_versions()),
         "results": rows,
         "server_times": server_times,
@@ -469,8 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run(options)
     print(format_report(report))
     if options.json_path:
-        with open(options.json_path, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
+        write_json(report, options.json_path)
     return 0 if report["ok"] else 1
 
 

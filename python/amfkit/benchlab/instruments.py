@@ -64,12 +64,12 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
-from .model import Bar, Chart, Section, Table
+from .model import Bar, Chart, Section, Table, options_dict, write_json
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -150,13 +150,6 @@ class Options:
     json_path: Optional[str] = None
     #: progress(message, done=None, total=None), called before each step
     progress: Optional[Callable[..., None]] = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("progress", None)
-        for key in ("messages", "packets", "peers"):
-            data[key] = list(data[key])
-        return data
 
 
 # --------------------------------------------------------------------------- protobuf
@@ -746,7 +739,7 @@ def run(options: Options) -> dict[str, Any]:
     return {
         "experiment": NAME,
         "summary": SUMMARY,
-        "options": options.to_dict(),
+        "options": options_dict(options),
         "machine": machine,
         "baseline": BASELINE,
         "protobuf": protobuf,
@@ -1297,15 +1290,6 @@ def parse_options(argv: Optional[list[str]] = None) -> Options:
         json_path=args.json,
         progress=progress,
     )
-
-
-def write_json(report: dict[str, Any], path: str) -> None:
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, ensure_ascii=False)
-        f.write("\n")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -9,10 +9,12 @@ figures from the JSON.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Bar", "Chart", "Section", "Table", "to_dict"]
+__all__ = ["Bar", "Chart", "Section", "Table", "options_dict", "to_dict", "write_json"]
 
 
 @dataclass
@@ -63,3 +65,21 @@ class Section:
 
 def to_dict(section: Section) -> dict[str, Any]:
     return asdict(section)
+
+
+def options_dict(options: Any) -> dict[str, Any]:
+    """An experiment's `Options` (a dataclass) as report data, without its progress
+    callback (tuples stay tuples: json writes them as lists)."""
+    data = asdict(options)
+    data.pop("progress", None)
+    return data
+
+
+def write_json(data: dict[str, Any], path: str) -> None:
+    """Write a report or a results file as indented UTF-8 JSON, making its directory."""
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, ensure_ascii=False, default=str)
+        f.write("\n")

@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any, Callable, Protocol
 
 from . import EXPERIMENTS
+from .model import write_json
 from .timing import machine_facts
 
 __all__ = [
@@ -367,15 +368,6 @@ def _git_commit() -> str | None:
         return None
     commit = out.stdout.strip()
     return commit if out.returncode == 0 and commit else None
-
-
-def write_json(results: dict[str, Any], path: str) -> None:
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2, ensure_ascii=False, default=str)
-        f.write("\n")
 
 
 def normalize(data: Any) -> dict[str, Any]:

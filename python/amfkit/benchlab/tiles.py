@@ -53,20 +53,18 @@ import asyncio
 import contextlib
 import gc
 import importlib
-import json
 import operator
-import os
 import sys
 import tempfile
 import time
 import warnings
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import Bar, Chart, Section, Table
+from .model import Bar, Chart, Section, Table, options_dict, write_json
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -166,13 +164,6 @@ class Options:
     rtt_ms: float = DEFAULT_RTT_MS
     json_path: str | None = None
     progress: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("progress", None)
-        data["thresholds"] = list(self.thresholds)
-        data["links_mbit"] = list(self.links_mbit)
-        return data
 
 
 # --------------------------------------------------------------------------- the shapes
@@ -390,7 +381,7 @@ def run(options: Options) -> dict[str, Any]:
     report: dict[str, Any] = {
         "experiment": NAME,
         "summary": SUMMARY,
-        "options": options.to_dict(),
+        "options": options_dict(options),
         "machine": machine,
         "rows": ROWS,
         "results": results,
@@ -1290,12 +1281,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run(options)
     print(format_report(report))
     if options.json_path:
-        directory = os.path.dirname(options.json_path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        with open(options.json_path, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        write_json(report, options.json_path)
     return 0 if report["ok"] else 1
 
 
