@@ -227,18 +227,12 @@ class Gateway:
     async def _fast_amf(self, data: bytes) -> bytes | None:
         """Answer a packet on the short path; None for an empty or malformed one (the
         general core then gives the precise 400)."""
-        if not data or len(data) > self.max_body_size:
+        if len(data) > self.max_body_size:
             return None
         try:
-            version, headers, bodies = _amfkit.decode_packet(
-                data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size
-            )
-        except Exception:
+            version, headers, bodies = self._decode(data)
+        except Exception:  # the general core answers it: a 400, or a logged 500
             return None
-        if not headers:
-            methods = self._plain_calls(bodies)
-            if methods is not None:
-                return await self._answer_plain(version, bodies, methods)
         return await self._answer_packet(version, headers, bodies, "")
 
     @property
@@ -351,10 +345,16 @@ class Gateway:
         """Answer one AMF remoting packet (the request body) with the response packet.
         `query` is the request URL's query string (it may carry a session id). A packet
         that does not decode raises `amfkit.remoting.http.HTTPError` (400)."""
+        version, headers, bodies = self._decode(data)
+        return await self._answer_packet(version, headers, bodies, query)
+
+    def _decode(self, data: bytes) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]:
+        """A request packet as `(version, headers, bodies)` tuples; HTTPError 400 if it
+        is empty or does not decode."""
         if not data:
             raise _http.HTTPError(400, "empty request body (an AMF remoting packet was expected)")
         try:
-            version, headers, bodies = _amfkit.decode_packet(
+            return _amfkit.decode_packet(
                 data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size
             )
         except _amfkit.DecodeError as e:
@@ -363,7 +363,6 @@ class Gateway:
             # An externalizable reader (a Flex small form) refused its bytes.
             logger.debug("malformed AMF packet", exc_info=True)
             raise _http.HTTPError(400, f"malformed AMF packet: {e}") from None
-        return await self._answer_packet(version, headers, bodies, query)
 
     async def _answer_packet(
         self, version: int, headers: list[tuple[str, bool, Any]], bodies: list[tuple[str, str, Any]], query: str
