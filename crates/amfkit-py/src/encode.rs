@@ -1495,23 +1495,23 @@ fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version)
 /// What a reusable encoder keeps between calls: its core encoder (output buffer,
 /// string arena, tables), cleared but with its capacity, so that a steady stream of
 /// similar calls allocates nothing. One that grew past `KEEP_LIMIT` is dropped.
-pub struct Hint {
+pub struct KeptEncoder {
     kept: Mutex<Option<CoreEncoder>>,
     limit: usize,
 }
 
-impl Default for Hint {
+impl Default for KeptEncoder {
     fn default() -> Self {
-        Hint::new(64 << 20)
+        KeptEncoder::new(64 << 20)
     }
 }
 
 /// What the module-level `encode` functions keep: less, since nobody asked for it.
-static MODULE_HINT: Hint = Hint::new(4 << 20);
+static MODULE_KEPT: KeptEncoder = KeptEncoder::new(4 << 20);
 
-impl Hint {
+impl KeptEncoder {
     const fn new(limit: usize) -> Self {
-        Hint {
+        KeptEncoder {
             kept: Mutex::new(None),
             limit,
         }
@@ -1533,18 +1533,22 @@ fn encoder<'py>(
     py: Python<'py>,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
-    hint: Option<&Hint>,
+    kept: Option<&KeptEncoder>,
 ) -> PyResult<PyEncoder<'py>> {
     let mut e = PyEncoder::new(py, default, max_depth)?;
-    if let Some(kept) = hint.and_then(Hint::take) {
+    if let Some(kept) = kept.and_then(KeptEncoder::take) {
         e.enc = kept;
     }
     Ok(e)
 }
 
-fn finish<'py>(py: Python<'py>, mut e: PyEncoder<'py>, hint: Option<&Hint>) -> Bound<'py, PyBytes> {
+fn finish<'py>(
+    py: Python<'py>,
+    mut e: PyEncoder<'py>,
+    kept: Option<&KeptEncoder>,
+) -> Bound<'py, PyBytes> {
     let bytes = PyBytes::new(py, &e.enc.out.buf);
-    if let Some(h) = hint {
+    if let Some(h) = kept {
         h.put(std::mem::take(&mut e.enc));
     }
     bytes
@@ -1556,11 +1560,11 @@ pub fn encode_one<'py>(
     version: Version,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
-    hint: Option<&Hint>,
+    kept: Option<&KeptEncoder>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut e = encoder(py, default, max_depth, hint)?;
+    let mut e = encoder(py, default, max_depth, kept)?;
     match write(&mut e, obj, version) {
-        Ok(()) => Ok(finish(py, e, hint)),
+        Ok(()) => Ok(finish(py, e, kept)),
         Err(err) => Err(e.py_error(err)),
     }
 }
@@ -1571,16 +1575,16 @@ pub fn encode_all<'py>(
     version: Version,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
-    hint: Option<&Hint>,
+    kept: Option<&KeptEncoder>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut e = encoder(py, default, max_depth, hint)?;
+    let mut e = encoder(py, default, max_depth, kept)?;
     for (i, item) in values.try_iter()?.enumerate() {
         let item = item?;
         if let Err(err) = write(&mut e, &item, version) {
             return Err(e.py_error(err.within(PathSegment::Index(i))));
         }
     }
-    Ok(finish(py, e, hint))
+    Ok(finish(py, e, kept))
 }
 
 macro_rules! encoder_class {
@@ -1590,7 +1594,7 @@ macro_rules! encoder_class {
         pub struct $name {
             default: Option<Py<PyAny>>,
             max_depth: u32,
-            hint: Hint,
+            kept: KeptEncoder,
         }
 
         #[pymethods]
@@ -1602,7 +1606,7 @@ macro_rules! encoder_class {
                 Ok($name {
                     default,
                     max_depth,
-                    hint: Hint::default(),
+                    kept: KeptEncoder::default(),
                 })
             }
 
@@ -1619,7 +1623,7 @@ macro_rules! encoder_class {
                     $version,
                     self.default.as_ref().map(|d| d.bind(py).clone()),
                     self.max_depth,
-                    Some(&self.hint),
+                    Some(&self.kept),
                 )
             }
 
@@ -1636,7 +1640,7 @@ macro_rules! encoder_class {
                     $version,
                     self.default.as_ref().map(|d| d.bind(py).clone()),
                     self.max_depth,
-                    Some(&self.hint),
+                    Some(&self.kept),
                 )
             }
 
@@ -1677,7 +1681,7 @@ pub fn amf0_encode<'py>(
         Version::Amf0,
         default,
         max_depth,
-        Some(&MODULE_HINT),
+        Some(&MODULE_KEPT),
     )
 }
 
@@ -1697,6 +1701,6 @@ pub fn amf3_encode<'py>(
         Version::Amf3,
         default,
         max_depth,
-        Some(&MODULE_HINT),
+        Some(&MODULE_KEPT),
     )
 }

@@ -52,15 +52,7 @@ impl Encoder {
     /// empty string is never a reference.
     #[inline]
     pub fn amf3_str(&mut self, s: &str) -> Result<()> {
-        if s.is_empty() {
-            self.out.u8(0x01);
-            return Ok(());
-        }
-        if let Some(index) = self.strings.get(s) {
-            self.out.u29(index << 1);
-            return Ok(());
-        }
-        self.amf3_str_new(s)
+        self.amf3_str_indexed(s).map(drop)
     }
 
     #[inline(never)]
