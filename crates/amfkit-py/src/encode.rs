@@ -77,6 +77,31 @@ fn key_text(key: &Bound<'_, PyAny>) -> Box<str> {
     }
 }
 
+/// The kinds of value the cold paths tell apart (the hot exact types are handled
+/// before); both AMF versions classify with `PyEncoder::classify`.
+enum Cold {
+    Undefined,
+    Registered(&'static ClassInfo),
+    TypedObject,
+    Table,
+    Xml { e4x: bool },
+    MixedArray,
+    Dictionary,
+    ObjectVector,
+    Collection { array: bool },
+    AmfDate,
+    DateTime,
+    Bytes,
+    NumberArray,
+    Str,
+    Int,
+    Float,
+    Dict,
+    Seq,
+    Set,
+    Unknown,
+}
+
 enum Keys {
     Str,
     IntOrStr,
@@ -535,120 +560,148 @@ impl<'py> PyEncoder<'py> {
         Some(unsafe { &*ptr })
     }
 
-    /// Everything but the hot types.
-    #[inline(never)]
-    fn amf3_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+    /// What a value that is not one of the hot exact types is, for either version.
+    fn classify(&mut self, obj: &Bound<'py, PyAny>) -> Cold {
         let p = obj.as_ptr();
         let t = self.t;
         let tp = unsafe { ffi::Py_TYPE(p) };
         if p == t.undefined {
-            self.enc.amf3_undefined();
-            return Ok(());
+            return Cold::Undefined;
         }
         if let Some(info) = self.registered(tp) {
-            return self.amf3_registered(obj, info);
+            return Cold::Registered(info);
         }
-        if tp == t.typed_object {
-            return self.amf3_typed_object(obj);
-        }
-        if tp == t.table {
-            return self.amf3_table(obj);
-        }
-        if tp == t.xml || tp == t.xml_document {
-            let marker = if tp == t.xml {
-                m3::XML
-            } else {
-                m3::XML_DOCUMENT
-            };
-            if !self.amf3_ref(marker, obj) {
-                let s = self.str_of(p)?;
-                self.enc.amf3_xml_body(s)?;
-            }
-            return Ok(());
-        }
-        if tp == t.mixed_array {
-            return self.amf3_mixed(obj);
-        }
-        if tp == t.dictionary {
-            let weak = self
-                .getattr(obj, t.names.weak_keys)?
-                .is_truthy()
-                .unwrap_or(false);
-            return self.amf3_dictionary(obj, weak);
-        }
-        if tp == t.object_vector {
-            return self.amf3_object_vector(obj);
-        }
-        if tp == t.array_collection || tp == t.object_proxy {
-            return self.amf3_collection(obj, tp == t.array_collection);
-        }
-        if tp == t.date {
-            if !self.amf3_ref(m3::DATE, obj) {
-                let millis = self
-                    .getattr(obj, t.names.millis)?
-                    .extract::<f64>()
-                    .map_err(|e| self.set(e))?;
-                self.enc.amf3_date_body(millis);
-            }
-            return Ok(());
+        let kind = match tp {
+            _ if tp == t.typed_object => Cold::TypedObject,
+            _ if tp == t.table => Cold::Table,
+            _ if tp == t.xml => Cold::Xml { e4x: true },
+            _ if tp == t.xml_document => Cold::Xml { e4x: false },
+            _ if tp == t.mixed_array => Cold::MixedArray,
+            _ if tp == t.dictionary => Cold::Dictionary,
+            _ if tp == t.object_vector => Cold::ObjectVector,
+            _ if tp == t.array_collection => Cold::Collection { array: true },
+            _ if tp == t.object_proxy => Cold::Collection { array: false },
+            _ if tp == t.date => Cold::AmfDate,
+            _ if tp == t.array => Cold::NumberArray,
+            _ => Cold::Unknown,
+        };
+        if !matches!(kind, Cold::Unknown) {
+            return kind;
         }
         unsafe {
             if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
+                Cold::DateTime
+            } else if tp == &raw mut ffi::PyMemoryView_Type
+                || ffi::PyBytes_Check(p) != 0
+                || ffi::PyByteArray_Check(p) != 0
+            {
+                Cold::Bytes
+            // Subclasses of the plain types.
+            } else if ffi::PyUnicode_Check(p) != 0 {
+                Cold::Str
+            } else if ffi::PyLong_Check(p) != 0 {
+                Cold::Int
+            } else if ffi::PyFloat_Check(p) != 0 {
+                Cold::Float
+            } else if ffi::PyDict_Check(p) != 0 {
+                Cold::Dict
+            } else if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
+                Cold::Seq
+            } else if ffi::PyAnySet_Check(p) != 0 {
+                Cold::Set
+            } else {
+                Cold::Unknown
+            }
+        }
+    }
+
+    /// A set's items as a tuple (kept alive: it may take a table entry).
+    fn set_items(&mut self, obj: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+        let items = self.own(unsafe { ffi::PySequence_Tuple(obj.as_ptr()) })?;
+        self.keep(&items);
+        Ok(items)
+    }
+
+    /// An `amfkit.Date`'s milliseconds and AMF0 time-zone field.
+    fn amf_date(&mut self, obj: &Bound<'py, PyAny>) -> Result<(f64, i16)> {
+        let names = &self.t.names;
+        let (millis, tz) = (names.millis, names.tz);
+        let millis = self
+            .getattr(obj, millis)?
+            .extract::<f64>()
+            .map_err(|e| self.set(e))?;
+        let tz = self
+            .getattr(obj, tz)?
+            .extract::<i16>()
+            .map_err(|e| self.set(e))?;
+        Ok((millis, tz))
+    }
+
+    /// Everything but the hot types.
+    #[inline(never)]
+    fn amf3_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        let p = obj.as_ptr();
+        match self.classify(obj) {
+            Cold::Undefined => self.enc.amf3_undefined(),
+            Cold::Registered(info) => return self.amf3_registered(obj, info),
+            Cold::TypedObject => return self.amf3_typed_object(obj),
+            Cold::Table => return self.amf3_table(obj),
+            Cold::Xml { e4x } => {
+                if !self.amf3_ref(if e4x { m3::XML } else { m3::XML_DOCUMENT }, obj) {
+                    let s = self.str_of(p)?;
+                    self.enc.amf3_xml_body(s)?;
+                }
+            }
+            Cold::MixedArray => return self.amf3_mixed(obj),
+            Cold::Dictionary => {
+                let weak = self
+                    .getattr(obj, self.t.names.weak_keys)?
+                    .is_truthy()
+                    .unwrap_or(false);
+                return self.amf3_dictionary(obj, weak);
+            }
+            Cold::ObjectVector => return self.amf3_object_vector(obj),
+            Cold::Collection { array } => return self.amf3_collection(obj, array),
+            Cold::AmfDate => {
+                if !self.amf3_ref(m3::DATE, obj) {
+                    let (millis, _) = self.amf_date(obj)?;
+                    self.enc.amf3_date_body(millis);
+                }
+            }
+            Cold::DateTime => {
                 if !self.amf3_ref(m3::DATE, obj) {
                     let millis = self.millis(obj)?;
                     self.enc.amf3_date_body(millis);
                 }
-                return Ok(());
             }
-            if tp == &raw mut ffi::PyBytes_Type
-                || tp == &raw mut ffi::PyByteArray_Type
-                || tp == &raw mut ffi::PyMemoryView_Type
-            {
+            Cold::Bytes => {
                 if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
                     let bytes = self.buffer(obj)?;
                     self.enc.amf3_bytes_body(&bytes)?;
                 }
-                return Ok(());
             }
-            if tp == t.array {
-                return self.amf3_number_vector(obj);
-            }
-            // Subclasses of the plain types.
-            if ffi::PyUnicode_Check(p) != 0 {
+            Cold::NumberArray => return self.amf3_number_vector(obj),
+            Cold::Str => {
                 let s = self.str_of(p)?;
                 return self.enc.amf3_string(s);
             }
-            if ffi::PyLong_Check(p) != 0 {
-                return self.amf3_int(p);
-            }
-            if ffi::PyFloat_Check(p) != 0 {
-                self.enc.amf3_double(ffi::PyFloat_AsDouble(p));
-                return Ok(());
-            }
-            if ffi::PyDict_Check(p) != 0 {
-                return self.amf3_dict(obj);
-            }
-            if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
-                return self.amf3_sequence(obj);
-            }
-            if ffi::PyBytes_Check(p) != 0 || ffi::PyByteArray_Check(p) != 0 {
-                if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
-                    let bytes = self.buffer(obj)?;
-                    self.enc.amf3_bytes_body(&bytes)?;
-                }
-                return Ok(());
-            }
-            if ffi::PyAnySet_Check(p) != 0 {
-                let items = self.own(ffi::PySequence_Tuple(p))?;
-                self.keep(&items);
+            Cold::Int => return self.amf3_int(p),
+            Cold::Float => self.enc.amf3_double(unsafe { ffi::PyFloat_AsDouble(p) }),
+            Cold::Dict => return self.amf3_dict(obj),
+            Cold::Seq => return self.amf3_sequence(obj),
+            Cold::Set => {
+                let items = self.set_items(obj)?;
                 return self.amf3_sequence(&items);
             }
+            Cold::Unknown => {
+                let replaced = self.call_default(obj)?;
+                self.enter()?;
+                let r = self.amf3(&replaced);
+                self.leave();
+                return r;
+            }
         }
-        let replaced = self.call_default(obj)?;
-        self.enter()?;
-        let r = self.amf3(&replaced);
-        self.leave();
-        r
+        Ok(())
     }
 
     /// Record a Python exception raised by a hook; it is what the caller sees.
@@ -1357,88 +1410,52 @@ impl<'py> PyEncoder<'py> {
     #[inline(never)]
     fn amf0_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         let p = obj.as_ptr();
-        let t = self.t;
-        let tp = unsafe { ffi::Py_TYPE(p) };
-        if p == t.undefined {
-            self.enc.amf0_undefined();
-            return Ok(());
-        }
-        if let Some(info) = self.registered(tp) {
-            if info.externalizable {
-                return self.amf0_switch(obj);
+        match self.classify(obj) {
+            Cold::Undefined => self.enc.amf0_undefined(),
+            Cold::Registered(info) if info.externalizable => return self.amf0_switch(obj),
+            Cold::Registered(info) => return self.amf0_registered(obj, info),
+            Cold::TypedObject => return self.amf0_typed_object(obj),
+            Cold::Table => return self.amf0_table(obj),
+            Cold::MixedArray => return self.amf0_ecma(obj),
+            Cold::Xml { .. } => {
+                let s = self.str_of(p)?;
+                return self.enc.amf0_xml(s);
             }
-            return self.amf0_registered(obj, info);
-        }
-        if tp == t.typed_object {
-            return self.amf0_typed_object(obj);
-        }
-        if tp == t.table {
-            return self.amf0_table(obj);
-        }
-        if tp == t.mixed_array {
-            return self.amf0_ecma(obj);
-        }
-        if tp == t.xml || tp == t.xml_document {
-            let s = self.str_of(p)?;
-            return self.enc.amf0_xml(s);
-        }
-        if tp == t.date {
-            let millis = self
-                .getattr(obj, t.names.millis)?
-                .extract::<f64>()
-                .map_err(|e| self.set(e))?;
-            let tz = self
-                .getattr(obj, t.names.tz)?
-                .extract::<i16>()
-                .map_err(|e| self.set(e))?;
-            self.enc.amf0_date(millis, tz);
-            return Ok(());
-        }
-        unsafe {
-            if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
+            Cold::AmfDate => {
+                let (millis, tz) = self.amf_date(obj)?;
+                self.enc.amf0_date(millis, tz);
+            }
+            Cold::DateTime => {
                 let millis = self.millis(obj)?;
                 self.enc.amf0_date(millis, 0);
-                return Ok(());
             }
-            if tp == t.dictionary
-                || tp == t.object_vector
-                || tp == t.array_collection
-                || tp == t.object_proxy
-                || tp == t.array
-                || ffi::PyBytes_Check(p) != 0
-                || ffi::PyByteArray_Check(p) != 0
-                || tp == &raw mut ffi::PyMemoryView_Type
-            {
-                return self.amf0_switch(obj);
-            }
-            if ffi::PyUnicode_Check(p) != 0 {
+            // What AMF0 cannot carry goes through the AVM+ switch.
+            Cold::Dictionary
+            | Cold::ObjectVector
+            | Cold::Collection { .. }
+            | Cold::NumberArray
+            | Cold::Bytes => return self.amf0_switch(obj),
+            Cold::Str => {
                 let s = self.str_of(p)?;
                 return self.enc.amf0_string(s);
             }
-            if ffi::PyLong_Check(p) != 0 {
-                return self.amf0_int(p);
-            }
-            if ffi::PyFloat_Check(p) != 0 {
-                self.enc.amf0_number(ffi::PyFloat_AsDouble(p));
-                return Ok(());
-            }
-            if ffi::PyDict_Check(p) != 0 {
-                return self.amf0_dict(obj);
-            }
-            if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
-                return self.amf0_sequence(obj);
-            }
-            if ffi::PyAnySet_Check(p) != 0 {
-                let items = self.own(ffi::PySequence_Tuple(p))?;
-                self.keep(&items);
+            Cold::Int => return self.amf0_int(p),
+            Cold::Float => self.enc.amf0_number(unsafe { ffi::PyFloat_AsDouble(p) }),
+            Cold::Dict => return self.amf0_dict(obj),
+            Cold::Seq => return self.amf0_sequence(obj),
+            Cold::Set => {
+                let items = self.set_items(obj)?;
                 return self.amf0_sequence(&items);
             }
+            Cold::Unknown => {
+                let replaced = self.call_default(obj)?;
+                self.enter()?;
+                let r = self.amf0(&replaced);
+                self.leave();
+                return r;
+            }
         }
-        let replaced = self.call_default(obj)?;
-        self.enter()?;
-        let r = self.amf0(&replaced);
-        self.leave();
-        r
+        Ok(())
     }
 
     fn amf0_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
