@@ -1,6 +1,6 @@
 """Type stub of the compiled module `amfkit._amfkit` (checked by mypy.stubtest)."""
 
-from typing import Any, Callable, Iterable, Union, final
+from typing import Any, Callable, Iterable, Mapping, Union, final
 
 from typing_extensions import Self
 
@@ -21,6 +21,8 @@ __all__ = [
     "amf3_encode",
     "decode_packet",
     "encode_packet",
+    "decode_sol",
+    "encode_sol",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -44,6 +46,25 @@ def encode_packet(
     version: int,
     headers: Iterable[tuple[str, bool, Any]],
     bodies: Iterable[tuple[str, str, Any]],
+    /,
+    *,
+    default: Callable[[Any], Any] | None = None,
+    max_depth: int = 1024,
+) -> bytes: ...
+
+def decode_sol(
+    data: _Buffer,
+    /,
+    *,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    tz_aware: bool = False,
+) -> tuple[str, int, dict[str, Any]]: ...
+def encode_sol(
+    name: str,
+    version: int,
+    values: Mapping[str, Any],
     /,
     *,
     default: Callable[[Any], Any] | None = None,

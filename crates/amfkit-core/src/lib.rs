@@ -22,6 +22,7 @@ pub mod error;
 pub mod limits;
 pub mod packet;
 pub mod read;
+pub mod sol;
 mod strings;
 pub mod value;
 pub mod visit;

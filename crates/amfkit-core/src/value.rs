@@ -471,7 +471,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 /// Walks a [`Value`] and drives an [`Encoder`]. Remembers the marker of each AMF3 table
 /// entry so that a [`Value::Reference`] is written with the marker of what it refers to.
 #[derive(Default)]
-struct ValueWriter {
+pub(crate) struct ValueWriter {
     markers3: Vec<u8>,
 }
 
@@ -485,7 +485,7 @@ impl ValueWriter {
         Ok(())
     }
 
-    fn amf0(&mut self, enc: &mut Encoder, value: &Value, depth: u32) -> Result<()> {
+    pub(crate) fn amf0(&mut self, enc: &mut Encoder, value: &Value, depth: u32) -> Result<()> {
         Self::depth_check(enc, depth)?;
         match value {
             Value::Undefined => enc.amf0_undefined(),
@@ -565,7 +565,7 @@ impl ValueWriter {
         self.markers3.push(marker);
     }
 
-    fn amf3(&mut self, enc: &mut Encoder, value: &Value, depth: u32) -> Result<()> {
+    pub(crate) fn amf3(&mut self, enc: &mut Encoder, value: &Value, depth: u32) -> Result<()> {
         Self::depth_check(enc, depth)?;
         match value {
             Value::Undefined | Value::Unsupported => enc.amf3_undefined(),

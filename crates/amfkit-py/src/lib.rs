@@ -8,6 +8,7 @@ mod errors;
 mod external;
 mod packet;
 mod registry;
+mod sol;
 mod types;
 
 #[pymodule]
@@ -27,6 +28,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
     m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
+    m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
     m.add_class::<decode::Amf0Decoder>()?;
     m.add_class::<decode::Amf3Decoder>()?;
     m.add_class::<encode::Amf0Encoder>()?;

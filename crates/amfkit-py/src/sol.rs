@@ -1,0 +1,100 @@
+//! .sol files from and to Python: `decode_sol` and `encode_sol`.
+
+use amfkit_core::sol::{read_sol, AMF0, AMF3};
+use amfkit_core::PathSegment;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+
+use crate::decode::{options, with_input, PyVisitor};
+use crate::encode::PyEncoder;
+use crate::errors::decode_err;
+
+/// Decode a .sol file: `(name, amf_version, {member: value})`, members in file order
+/// (a repeated name keeps its last value). One reference context spans the members.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+pub fn decode_sol<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let opts = options(max_depth, max_objects, max_size, tz_aware)?;
+    with_input(data, |input| {
+        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let body = read_sol(input, opts.limits, &mut v)
+            .map_err(|e| decode_err(py, e, v.pending.take()))?;
+        let values = PyDict::new(py);
+        for (key, value) in body.values {
+            values.set_item(PyString::new(py, key), value)?;
+        }
+        PyTuple::new(
+            py,
+            [
+                PyString::new(py, body.name).into_any(),
+                body.version.into_pyobject(py)?.into_any(),
+                values.into_any(),
+            ],
+        )
+    })
+}
+
+/// Encode a .sol file from a mapping of str member names to values, in its order; the
+/// values are AMF0 or AMF3 as `version` says and share one reference context.
+#[pyfunction]
+#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024))]
+pub fn encode_sol<'py>(
+    py: Python<'py>,
+    name: &str,
+    version: i64,
+    values: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+    max_depth: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let version = match version {
+        0 => AMF0,
+        3 => AMF3,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "amf_version must be 0 or 3, not {version}"
+            )))
+        }
+    };
+    let items = values.call_method0("items")?;
+    let mut e = PyEncoder::new(py, default, max_depth)?;
+    let r = (|| -> amfkit_core::Result<()> {
+        let slot = e.enc.sol_start(name, version)?;
+        for item in items.try_iter().map_err(|err| e.set_pending(err))? {
+            let item = item.map_err(|err| e.set_pending(err))?;
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
+                item.extract().map_err(|err| e.set_pending(err))?;
+            let Ok(key) = key.cast::<PyString>() else {
+                let kind = key
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default();
+                return Err(e
+                    .enc
+                    .error(format!("a .sol member name must be a str, not {kind}")));
+            };
+            let key = key.to_str().map_err(|err| e.set_pending(err))?;
+            e.enc.sol_key(version, key)?;
+            let r = if version == AMF3 {
+                e.amf3(&value)
+            } else {
+                e.amf0(&value)
+            };
+            r.map_err(|err| err.within(PathSegment::Key(key.into())))?;
+            e.enc.sol_member_end();
+        }
+        e.enc.sol_end(slot)
+    })();
+    match r {
+        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Err(err) => Err(e.py_error(err)),
+    }
+}
