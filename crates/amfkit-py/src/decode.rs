@@ -7,7 +7,7 @@ use amfkit_core::{
     ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, Limits, NumberVectorKind, PathSegment,
     Result, TraitsDef, Visitor, XmlKind,
 };
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -171,6 +171,24 @@ impl<'py> PyVisitor<'py> {
                 _ => ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()),
             }
         };
+        if rc < 0 {
+            if let Shape::Registered(info) = &traits.shape {
+                // A member the class cannot hold (a __slots__ class, a read-only
+                // property) is bad input for that class, not a Python error.
+                let err = PyErr::fetch(self.py);
+                if err.is_instance_of::<PyAttributeError>(self.py) {
+                    return Err(Error::custom(
+                        format!(
+                            "member {:?} cannot be set on registered class {:?}",
+                            key.to_string_lossy(),
+                            info.alias
+                        ),
+                        Error::UNKNOWN_OFFSET,
+                    ));
+                }
+                return Err(self.fail_with(err));
+            }
+        }
         self.check(rc)
     }
 
@@ -442,7 +460,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn traits(&mut self, def: TraitsDef<'de, Self::Str>) -> Result<Self::Traits> {
         let alias_obj = self.str_obj(def.class_name)?;
         let alias = unsafe { alias_obj.cast_into_unchecked::<PyString>() };
-        let shape = if def.class_name.is_empty() {
+        // An anonymous object is a dict, written back with dynamic members; a sealed
+        // member named "" has no dynamic spelling (the empty name ends the list), so such
+        // an object stays a TypedObject with its traits, which writes the same bytes.
+        let shape = if def.class_name.is_empty() && !def.sealed.iter().any(|n| matches!(n.is_empty(), Ok(true))) {
             Shape::Anonymous
         } else if let Some(info) = self.reg.by_alias.get(def.class_name) {
             if info.externalizable != def.externalizable {
@@ -638,7 +659,22 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
                 self.check(r)
             }
-            Shape::Registered(_) => crate::external::read_external(self, object, decoder),
+            Shape::Registered(_) => {
+                let r = crate::external::read_external(self, object, decoder);
+                // Each level of registered externalizable objects nests Python frames
+                // (__readamf__, read_object): past Python's recursion limit that is
+                // input nested too deep, whatever max_depth allows.
+                if r.is_err()
+                    && matches!(&self.pending, Some(e) if e.is_instance_of::<PyRecursionError>(self.py))
+                {
+                    self.pending = None;
+                    return Err(Error::custom(
+                        "externalizable objects nested deeper than python's recursion limit",
+                        decoder.position(),
+                    ));
+                }
+                r
+            }
             _ => Err(self.unknown_external(traits, decoder.position())),
         }
     }

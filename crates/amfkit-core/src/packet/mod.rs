@@ -50,7 +50,8 @@ pub fn read_packet<'de, V: Visitor<'de>>(
 ) -> Result<Packet<'de, V::Value>> {
     let mut de = Decoder::new(input, limits);
     let version = de.bytes().u16()?;
-    if version > 3 {
+    // 0, 1 and 3 are the versions clients send; 2 was never assigned.
+    if !matches!(version, 0 | 1 | 3) {
         return Err(Error::new(
             ErrorKind::Custom(format!("unknown amf packet version {version}").into()),
             0,
@@ -227,6 +228,8 @@ mod tests {
         assert!(matches!(e.kind(), ErrorKind::LengthExceedsInput { .. }));
         let e = read_packet(&[0, 9, 0, 0, 0, 0], Limits::DEFAULT, &mut ValueVisitor).unwrap_err();
         assert_eq!(e.reason(), "unknown amf packet version 9");
+        let e = read_packet(&[0, 2, 0, 0, 0, 0], Limits::DEFAULT, &mut ValueVisitor).unwrap_err();
+        assert_eq!(e.reason(), "unknown amf packet version 2");
     }
 
     #[test]
