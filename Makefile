@@ -83,7 +83,7 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build system-deps bench-deps test-rust test-python ## build, then run every test: cargo test (core), clippy, pytest
+test: build system-deps bench-deps test-rust fuzz-smoke test-python ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest
 
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
@@ -128,6 +128,34 @@ system-deps: ## install the system packages the tests use when missing (PostgreS
 	  || { echo "error: apt-get could not install postgresql (the PostgreSQL tests need it)" >&2; exit 1; }; \
 	ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
 	  || { echo "error: postgresql was installed but no /usr/lib/postgresql/*/bin/pg_ctl exists" >&2; exit 1; }
+
+# Fuzzing: cargo-fuzz targets in crates/fuzz (outside the workspace; corpus, artifacts and
+# builds are git-ignored). `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS='packet sol'`.
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 12
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz-deps
+fuzz-deps: ## install cargo-fuzz when missing (cargo install cargo-fuzz --locked)
+	@$(CARGO) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+
+.PHONY: fuzz
+fuzz: fuzz-deps ## fuzz every target FUZZ_SECONDS (300) each, nightly+ASan if installed; fails on a crash
+	CARGO=$(CARGO) FUZZ_TARGETS="$(FUZZ_TARGETS)" crates/fuzz/run.sh $(FUZZ_SECONDS) auto
+
+.PHONY: fuzz-smoke
+fuzz-smoke: fuzz-deps ## seed the corpora, fuzz every target 12 s (stable, no sanitizer); fails on a crash
+	CARGO=$(CARGO) FUZZ_TARGETS="$(FUZZ_TARGETS)" crates/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) none
+
+.PHONY: fuzz-python
+fuzz-python: build ## the Python-layer targets (tests/fuzz_targets.py) under atheris, FUZZ_SECONDS each; crashes in out/fuzz-python
+	$(VPY) -m pip install --quiet 'atheris>=2.3'
+	@mkdir -p out/fuzz-python
+	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol; do \
+	  echo "atheris $$t: $(FUZZ_SECONDS) s"; \
+	  $(VENV_ABS)/bin/python $(CURDIR)/tests/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 3; \
+	  test $${PIPESTATUS[0]} -eq 0 || { echo "atheris $$t: crash, input in out/fuzz-python/crash-*" >&2; exit 1; }; \
+	done
 
 .PHONY: bench
 bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick')

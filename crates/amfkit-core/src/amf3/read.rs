@@ -117,7 +117,13 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             self.bytes.u8()?;
             return Ok(None);
         }
-        self.amf3_str_text(v).map(Some)
+        let (text, s) = self.amf3_str_text(v)?;
+        // An empty name ends the list however its length is written: a non-minimal
+        // U29 such as 0x80 0x01 is still the empty string, never a member named "".
+        if text.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((text, s)))
     }
 
     #[inline]

@@ -1,0 +1,243 @@
+"""The Python-layer fuzz targets: one function per entry point that takes arbitrary bytes
+and checks what amfkit promises for them.
+
+Used twice: `tests/test_fuzz_python.py` feeds them mutated fixtures through hypothesis
+(a short run in `make test`), and `tests/atheris_fuzz.py` drives them with atheris for
+as long as `make fuzz-python` says. The Rust targets in crates/fuzz cover the core with
+its own value model; these cover what only the extension and the Python layer do: the
+Python object builder and the class registry, the packet objects, and the gateway's
+ASGI application with every content type it answers.
+
+The promises:
+- a decoder returns a value or raises `amfkit.DecodeError`, nothing else;
+- whatever decodes re-encodes, and decoding that gives the same graph (values, types and
+  shared references) and the same bytes again;
+- the gateway answers every body with 200 (a well-formed answer), 400, 413 or 415,
+  never a 500 and never an exception out of the ASGI call (204 for a JSON-RPC
+  notification).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+import struct
+from typing import Any
+
+import amfkit
+from amfkit import amf0, amf3
+from amfkit.remoting import Gateway, packet
+
+from graphs import assert_isomorphic
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+class FuzzPoint:
+    """A registered class, so decoded input can reach the registry's paths."""
+
+    def __init__(self) -> None:  # pragma: no cover - decoding never calls it
+        raise AssertionError("decoding called __init__")
+
+
+class FuzzEcho:
+    def echo(self, value: Any) -> Any:
+        return value
+
+
+def setup() -> None:
+    """Register what the targets rely on (idempotent)."""
+    if "fuzz.Point" not in amfkit.registered_classes():
+        amfkit.register_class(FuzzPoint, "fuzz.Point")
+
+
+# --- seeds -------------------------------------------------------------------------
+
+
+def seeds() -> dict[str, list[bytes]]:
+    """Seed inputs per target, from fixtures/: the vectors (by AMF version), packets built
+    around them, and the .sol files when there are any."""
+    vectors = json.loads((FIXTURES / "vectors.json").read_text())
+    by_version: dict[int, list[bytes]] = {0: [], 3: []}
+    for v in vectors:
+        by_version[v["version"]].append((FIXTURES / v["file"]).read_bytes())
+    packets = [_packet(0, body) for body in by_version[0][:40]]
+    packets += [_packet(3, b"\x11" + body) for body in by_version[3][:40]]
+    sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))] if (FIXTURES / "sol").is_dir() else []
+    return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols}
+
+
+def _utf(s: str) -> bytes:
+    b = s.encode()
+    return struct.pack(">H", len(b)) + b
+
+
+def _packet(version: int, value: bytes) -> bytes:
+    """One body calling EchoService.echo with `value` as its argument array's one item."""
+    args = b"\x0a\x00\x00\x00\x01" + value
+    return (
+        struct.pack(">HH", version, 0)
+        + struct.pack(">H", 1)
+        + _utf("EchoService.echo")
+        + _utf("/1")
+        + struct.pack(">I", len(args))
+        + args
+    )
+
+
+# --- the codec ---------------------------------------------------------------------
+
+
+def codec(data: bytes, version: int) -> None:
+    """One value and a stream of values, decoded, re-encoded and decoded again."""
+    mod = amf0 if version == 0 else amf3
+    try:
+        values = [mod.decode(data)]
+    except amfkit.DecodeError:
+        values = None
+    if values is not None:
+        _round_trip(mod, values[0], version)
+    try:
+        stream = mod.Decoder().decode_all(data)
+    except amfkit.DecodeError:
+        return
+    encoder = mod.Encoder()
+    first = encoder.encode_all(stream)
+    again = mod.Decoder().decode_all(first)
+    assert_isomorphic(stream, again, amf0=version == 0)
+    assert mod.Encoder().encode_all(again) == first, "a stream's second encoding differs"
+
+
+def _round_trip(mod: Any, value: Any, version: int) -> None:
+    first = mod.encode(value)
+    again = mod.decode(first)
+    assert_isomorphic(value, again, amf0=version == 0)
+    assert mod.encode(again) == first, "second encoding differs"
+
+
+def amf0_target(data: bytes) -> None:
+    codec(data, 0)
+
+
+def amf3_target(data: bytes) -> None:
+    codec(data, 3)
+
+
+# --- packets -----------------------------------------------------------------------
+
+
+def packet_target(data: bytes) -> None:
+    try:
+        env = packet.decode(data)
+    except amfkit.DecodeError:
+        return
+    first = packet.encode(env)
+    again = packet.decode(first)
+    assert again.version == env.version
+    assert [(h.name, h.must_understand) for h in again.headers] == [(h.name, h.must_understand) for h in env.headers]
+    assert [(b.target, b.response) for b in again.bodies] == [(b.target, b.response) for b in env.bodies]
+    # Packet headers and bodies are AMF0 values (AMF3 ones behind the AVM+ switch), and a
+    # version-3 packet writes them as AMF3: the first round trip may normalise what only
+    # AMF0 holds (assert_isomorphic's amf0 mode); from there on the bytes are a fixed point.
+    assert_isomorphic(_values(env), _values(again), amf0=True)
+    second = packet.encode(again)
+    third = packet.decode(second)
+    assert_isomorphic(_values(again), _values(third))
+    assert packet.encode(third) == second, "a packet's encoding is not a fixed point"
+
+
+def _values(env: packet.Envelope) -> list[Any]:
+    return [h.value for h in env.headers] + [b.value for b in env.bodies]
+
+
+# --- .sol files ----------------------------------------------------------------------
+
+
+def sol_target(data: bytes) -> None:
+    from amfkit import sol
+
+    try:
+        shared = sol.loads(data)
+    except amfkit.DecodeError:
+        return
+    first = sol.dumps(shared)
+    again = sol.loads(first)
+    assert (again.name, again.amf_version) == (shared.name, shared.amf_version)
+    assert_isomorphic(dict(shared), dict(again))
+    assert sol.dumps(again) == first, "a .sol file's second encoding differs"
+
+
+# --- the gateway ---------------------------------------------------------------------
+
+_GATEWAY: Gateway | None = None
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+CONTENT_TYPES = ("application/x-amf", "application/json", "text/xml", "")
+# 204: a JSON-RPC notification (a call without an id) has no answer.
+ANSWERS = {200, 204, 400, 413, 415}
+
+
+def _gateway() -> tuple[Gateway, asyncio.AbstractEventLoop]:
+    global _GATEWAY, _LOOP
+    if _GATEWAY is None or _LOOP is None:
+        _GATEWAY = Gateway({"EchoService": FuzzEcho()}, max_body_size=1 << 20)
+        _LOOP = asyncio.new_event_loop()
+    return _GATEWAY, _LOOP
+
+
+def post(body: bytes, content_type: str, *, encoding: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    """POST `body` to the gateway's ASGI application in this process, the way a server
+    hands it a request: one receive message, then collect what it sends."""
+    gw, loop = _gateway()
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type:
+        headers.append((b"content-type", content_type.encode()))
+    if encoding:
+        headers.append((b"content-encoding", encoding.encode()))
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/gateway", "raw_path": b"/gateway", "query_string": b"",
+        "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if delivered:
+            return {"type": "http.disconnect"}
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    loop.run_until_complete(gw(scope, receive, send))
+    start = sent[0]
+    assert start["type"] == "http.response.start"
+    out = b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, out
+
+
+def gateway_target(data: bytes) -> None:
+    """The first byte picks the content type; the rest is the body."""
+    if not data:
+        return
+    content_type = CONTENT_TYPES[data[0] % len(CONTENT_TYPES)]
+    status, headers, out = post(data[1:], content_type)
+    assert status in ANSWERS, (status, out[:300])
+    if status == 200 and headers["content-type"] == "application/x-amf":
+        packet.decode(out)  # a well-formed answer
+    elif status == 200 and headers["content-type"] == "application/json":
+        json.loads(out)
+
+
+TARGETS = {
+    "amf0": amf0_target,
+    "amf3": amf3_target,
+    "packet": packet_target,
+    "gateway": gateway_target,
+    "sol": sol_target,
+}
