@@ -9,7 +9,9 @@
 - `app`: the gateway `build()` makes with the defaults, created on first access (so
   importing this module touches no file). The tile database's location comes from
   `AMFKIT_DEMO_DB` when set (a server starting several worker processes sets it once,
-  before they import `app`), else from `amfkit.demo_data.default_path()`.
+  before they import `app`), else from `amfkit.demo_data.default_path()`;
+  `AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`
+  (`amfkit serve --demo --body-timeout S` sets it).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def __getattr__(name: str) -> Any:
         global _app
         with _app_lock:
             if _app is None:
-                _app = build()
+                timeout = os.environ.get("AMFKIT_DEMO_BODY_TIMEOUT")
+                _app = build(body_timeout=float(timeout)) if timeout else build()
             return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

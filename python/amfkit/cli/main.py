@@ -2,11 +2,14 @@
 
     amfkit decode FILE [--amf0 | --amf3] [--all] [--json [--compact]] [--max-depth N]
     amfkit encode FILE [--amf0 | --amf3] [--all] [--json] [-o OUT]
+    amfkit sol FILE [--json [--compact]] [--max-depth N]
     amfkit call URL SERVICE.METHOD [ARGS ...] [--amf0|--amf3] [--flex] [--json]
     amfkit bench [EXPERIMENT ...] [--quick] [--json PATH] [--report PATH]  (amfkit bench --list)
     amfkit bench compare A.json B.json
-    amfkit serve MODULE:ATTR [--host H] [--port N] [--workers N] [--access-log]
-    amfkit serve --demo [--port N]
+    amfkit serve MODULE:ATTR [--host H] [--port N] [--workers N] [--access-log] [LIMITS]
+    amfkit serve --demo [--port N] [--body-timeout S] [LIMITS]
+      LIMITS: [--limit-concurrency N] [--timeout-keep-alive S] [--backlog N]
+              [--header-timeout S] [--max-header-size BYTES]   (docs/limits.md)
     amfkit --version
 
 FILE may be `-` for standard input. Exit status: 0 on success, 1 when the input cannot be
@@ -134,6 +137,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     enc.set_defaults(func=cmd_encode)
 
+    sol = sub.add_parser(
+        "sol",
+        help="print a local shared object (.sol) file as a tree (or JSON)",
+        description=(
+            "Print the .sol file's name and AMF version, then its members as the tree "
+            "`amfkit decode` prints (one reference table spans the members, so a value "
+            "stored under two names shows as #n and <ref #n>). With --json: an object "
+            "holding name, amf_version and values."
+        ),
+    )
+    sol.add_argument("file", metavar="FILE", help="the .sol file, or - for standard input")
+    sol.add_argument("--json", action="store_true", help="print JSON instead of a tree")
+    sol.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
+    sol.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        metavar="N",
+        help="the decoder's nesting limit (default: the library's, 128)",
+    )
+    sol.add_argument(
+        "--max-string",
+        type=_positive_int,
+        default=120,
+        metavar="N",
+        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
+    )
+    sol.set_defaults(func=cmd_sol)
+
     call = sub.add_parser(
         "call",
         help="call a remote method on an AMF gateway and print the result",
@@ -196,6 +227,51 @@ def build_parser() -> argparse.ArgumentParser:
         "--access-log",
         action="store_true",
         help="log every request (off by default, to keep the request path short)",
+    )
+    limits = serve.add_argument_group("limits (docs/limits.md tells what happens past each)")
+    limits.add_argument(
+        "--limit-concurrency",
+        type=_positive_int,
+        default=DEFAULT_LIMIT_CONCURRENCY,
+        metavar="N",
+        help=f"per worker: with N connections open or N requests running, answer 503 at once (default {DEFAULT_LIMIT_CONCURRENCY})",
+    )
+    limits.add_argument(
+        "--timeout-keep-alive",
+        type=_positive_int,
+        default=5,
+        metavar="S",
+        help="close an idle kept-alive connection after S seconds (default 5)",
+    )
+    limits.add_argument(
+        "--backlog",
+        type=_positive_int,
+        default=2048,
+        metavar="N",
+        help="connections the kernel queues before they are accepted (default 2048; capped by net.core.somaxconn)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="close a connection whose request line and headers are not all in S seconds after it opened "
+        "(or after the next request's first byte), with 408 when part came (default 10; httptools only)",
+    )
+    limits.add_argument(
+        "--max-header-size",
+        type=_positive_int,
+        default=None,
+        metavar="BYTES",
+        help="answer 431 and close when a request line and headers pass BYTES (default 65536)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="S",
+        help="with --demo: answer 408 and close when a request body is not all in S seconds after "
+        "its headers (default 30; for MODULE:ATTR it is the Gateway's body_timeout option)",
     )
     serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's log level (default info)")
     serve.set_defaults(func=cmd_serve)
@@ -263,6 +339,39 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sol(args: argparse.Namespace) -> int:
+    data = _read_input(args.file)
+    amfkit = _import_amfkit()
+    from ..sol import loads
+
+    options = {} if args.max_depth is None else {"max_depth": args.max_depth}
+    try:
+        shared = loads(data, **options)
+    except amfkit.DecodeError as e:
+        raise CLIError(f"{_name(args.file)}: {e}") from None
+    out = sys.stdout
+    if args.json:
+        from .jsonio import iter_json
+
+        doc = {"name": shared.name, "amf_version": shared.amf_version, "values": dict(shared)}
+        for piece in iter_json(doc, indent=None if args.compact else 2):
+            out.write(piece)
+        out.write("\n")
+    else:
+        from .tree import _lines
+
+        n = len(shared)
+        out.write(
+            f"# sol {shared.name!r}, amf{shared.amf_version}, {n} member{'' if n == 1 else 's'}, "
+            f"{len(data)} byte{'' if len(data) == 1 else 's'}\n"
+        )
+        # The members are the roots of one tree walk, so that tags span them.
+        for line in _lines(list(shared.items()), shared.amf_version, args.max_string, 32):
+            out.write(line + "\n")
+    out.flush()
+    return 0
+
+
 def _call_arg(text: str) -> Any:
     import json
 
@@ -319,6 +428,11 @@ def _bench(argv: list[str]) -> int:
 
 
 DEMO_APP = "amfkit.demo_server:app"
+# Per worker. Past it uvicorn answers 503 at once, which is cheaper than queueing work
+# the event loop cannot get to: at ~10,000 calls a second a worker takes 100 ms to work
+# through 1,000 requests. An idle connection costs the server about 4 KiB and a file
+# descriptor. See docs/limits.md.
+DEFAULT_LIMIT_CONCURRENCY = 1000
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -343,6 +457,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise CLIError("the demo gateway (amfkit.demo_data) is not part of this amfkit build") from None
         except OSError as e:
             raise CLIError(f"cannot create the demo database: {e}") from None
+    if args.body_timeout is not None:
+        if not args.demo:
+            raise CLIError("--body-timeout applies to --demo only (give your Gateway body_timeout=...)")
+        os.environ["AMFKIT_DEMO_BODY_TIMEOUT"] = str(args.body_timeout)
+    http, http_options = _http_protocol(args)
     _check_app(target, demo=args.demo)
     print(f"{PROG} serve: {target} on http://{_url_host(args.host)}:{args.port}/ ({args.workers} worker{'s' if args.workers > 1 else ''})", file=sys.stderr)
     # uvicorn imports the app itself (in every worker when there are several).
@@ -353,8 +472,38 @@ def cmd_serve(args: argparse.Namespace) -> int:
         workers=args.workers if args.workers > 1 else None,
         access_log=args.access_log,
         log_level=args.log_level,
+        limit_concurrency=args.limit_concurrency,
+        timeout_keep_alive=args.timeout_keep_alive,
+        backlog=args.backlog,
+        http=http,
+        **http_options,
     )
     return 0
+
+
+def _http_protocol(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """uvicorn's `http` setting: amfkit's httptools protocol (deadline and size limit on
+    request heads, passed to every worker through the environment), else h11 with its
+    own size limit and no deadline."""
+    from importlib.util import find_spec
+
+    if find_spec("httptools") is not None:
+        from .. import serving
+
+        # This process (one worker) reads the class; started workers, the environment.
+        if args.header_timeout is not None:
+            os.environ[serving.HEADER_TIMEOUT_ENV] = repr(args.header_timeout)
+            serving.HttpToolsProtocol.header_timeout = args.header_timeout
+        if args.max_header_size is not None:
+            if args.max_header_size < 1024:
+                raise CLIError("--max-header-size must be at least 1024 bytes")
+            os.environ[serving.MAX_HEADER_SIZE_ENV] = str(args.max_header_size)
+            serving.HttpToolsProtocol.max_header_size = args.max_header_size
+        return "amfkit.serving:HttpToolsProtocol", {}
+    if args.header_timeout is not None:
+        raise CLIError("--header-timeout needs httptools (pip install 'amfkit[server]')")
+    size = args.max_header_size if args.max_header_size is not None else 64 * 1024
+    return "h11", {"h11_max_incomplete_event_size": size}
 
 
 def _check_app(target: str, *, demo: bool) -> None:
@@ -439,6 +588,16 @@ def _version_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--amf0", dest="version", action="store_const", const=0, help="AMF0")
     g.add_argument("--amf3", dest="version", action="store_const", const=3, help="AMF3")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return x
 
 
 def _positive_int(text: str) -> int:

@@ -66,6 +66,7 @@ traceback on the "amfkit.gateway" logger. The traceback is sent to the client on
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import importlib
@@ -91,10 +92,10 @@ from .messages import (
     RemotingMessage,
 )
 from .packet import Body, Envelope, Header
-from .services import Context, Fault, Principal, Services, awaitable
+from .services import INTERNAL_ERROR_MESSAGE, Context, Fault, Principal, Services, awaitable
 from .sessions import PRINCIPAL_KEY, MemorySessionStore, Session, SessionStore, new_session_id
 
-__all__ = ["Gateway", "AMF_CONTENT_TYPE"]
+__all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
 
 AMF_CONTENT_TYPE = "application/x-amf"
 _JSON_TYPES = ("application/json", "application/json-rpc", "application/jsonrequest")
@@ -121,7 +122,14 @@ class Gateway:
     - `gzip_threshold` / `gzip_level`: compress responses of at least this many bytes
       when the client accepts gzip (None turns compression off).
     - `max_body_size`: the largest request body, also after gzip inflation (413 above).
-    - `max_depth`, `max_objects`: decoder limits for each packet header and body.
+    - `max_depth`, `max_objects`: the decode budget of one request. For AMF, the
+      decoder limits for each packet header and body (over them: 400). For JSON-RPC
+      and XML-RPC, `max_objects` bounds the values (JSON) or elements (XML) a body may
+      hold, counted before parsing (over it: the protocol's parse error, -32700);
+      their nesting is bounded by the parsers (JSON: Python's recursion limit; XML-RPC
+      values: `xmlrpc.MAX_DEPTH`).
+    - `body_timeout`: seconds a request body may take to arrive after the headers
+      under ASGI (408 and the connection closed past it; None: no deadline).
     - `session_store`: where sessions live (default: a `MemorySessionStore`).
     - `path`: the URL path answered (default "/gateway"; None: any path).
     - `session_param`: the query parameter carrying a NetConnection session id.
@@ -142,6 +150,7 @@ class Gateway:
         max_body_size: int = _http.DEFAULT_MAX_BODY_SIZE,
         max_depth: int = 64,
         max_objects: int = 1_000_000,
+        body_timeout: float | None = _http.DEFAULT_BODY_TIMEOUT,
         session_store: SessionStore | None = None,
         path: str | None = "/gateway",
         session_param: str = "amfkit_session",
@@ -163,6 +172,7 @@ class Gateway:
         self.max_body_size = int(max_body_size)
         self.max_depth = int(max_depth)
         self.max_objects = int(max_objects)
+        self.body_timer = _http.BodyTimer(body_timeout)
         self.sessions: SessionStore = session_store if session_store is not None else MemorySessionStore()
         if path is not None and not path.startswith("/"):
             raise ValueError("path must start with '/'")
@@ -187,8 +197,19 @@ class Gateway:
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("query_string"):
             gzip_ok = self._plain_post(scope)
             if gzip_ok is not None:
-                message = await receive()
+                timer = self.body_timer
+                task = timer.start()
+                try:
+                    message = await receive()
+                except asyncio.CancelledError:
+                    if not timer.expired(task):
+                        raise
+                    response = _http.body_timeout_error(timer).response()
+                    response[1].append(("connection", "close"))
+                    await _http.send_response(send, response)
+                    return
                 if message["type"] == "http.request" and not message.get("more_body"):
+                    timer.stop(task)  # else the general path goes on with the same deadline
                     out = await self._fast_amf(message.get("body", b""))
                     if out is not None:
                         headers = [_CONTENT_TYPE_AMF]
@@ -202,7 +223,7 @@ class Gateway:
                         await send({"type": "http.response.body", "body": out})
                         return
                 receive = _replay(message, receive)
-        await _http.asgi(self._respond, self.max_body_size, scope, receive, send)
+        await _http.asgi(self._respond, self.max_body_size, scope, receive, send, self.body_timer)
 
     def _plain_post(self, scope: dict[str, Any]) -> bool | None:
         """For a POST that can take the short path: whether the client accepts gzip;
@@ -304,13 +325,22 @@ class Gateway:
         return json.dumps(self.services.describe(), default=str, ensure_ascii=False).encode("utf-8")
 
     async def _call_rpc(self, name: str, label: str, ctype: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
-        handle = self._rpc.get(name)
-        if handle is None:
+        module = self._rpc.get(name)
+        if module is None:
             try:
                 module = importlib.import_module(f"{__package__}.{name}")
             except ImportError as e:
                 raise _http.HTTPError(415, f"{label} is not available on this gateway ({e})") from None
-            handle = self._rpc[name] = module.handle
+            self._rpc[name] = module
+        handle = module.handle
+        count = _rpc_values(name, body)
+        if count > self.max_objects:
+            # The decode budget, checked before the parser builds anything.
+            what = "values" if name == "jsonrpc" else "elements"
+            text = f"the request holds up to {count} {what}, more than the {self.max_objects} allowed"
+            if name == "jsonrpc":
+                return 200, ctype, module._protocol_error(module.PARSE_ERROR, "Parse error", text)
+            return 200, ctype, module._fault_response(module.PARSE_ERROR, f"parse error: {text}")
         principal = await self._basic_auth(headers.get("authorization"))
         context = Context(protocol=name, principal=principal, headers=dict(headers))
         try:
@@ -538,12 +568,10 @@ class Gateway:
     # --- faults ----------------------------------------------------------------------
 
     def _fault_body(self, response: str, message: AbstractMessage | None, client_id: str | None, error: BaseException, version: int) -> Body:
-        if isinstance(error, Fault):
-            code, text, details = error.code, error.message, error.details
-            logger.debug("fault %s: %s", code, text)
-        else:
-            code, text, details = "Server.Processing", str(error) or type(error).__name__, None
-            logger.error("error in a remoting call: %s", text, exc_info=error)
+        fault = Fault.of(error, debug=self.debug)
+        if fault is error:
+            logger.debug("fault %s: %s", fault.code, fault.message)
+        code, text, details = fault.code, fault.message, fault.details
         trace = "".join(traceback.format_exception(type(error), error, error.__traceback__)) if self.debug else None
         if message is None:
             status = {
@@ -735,6 +763,16 @@ class _Request:
                 _, stored = await store.create(client_id)
                 stored.update(s)
                 await store.save(client_id, stored)
+
+
+def _rpc_values(name: str, body: bytes) -> int:
+    """An upper bound on what parsing `body` creates, counted in C (`bytes.count`): for
+    JSON the values (each is an opening bracket or follows a comma; commas and brackets
+    inside strings are counted too), for XML the elements (a "<" not starting an end
+    tag). Parsing costs about 70 bytes (JSON) or 100 bytes (XML) of memory per unit."""
+    if name == "jsonrpc":
+        return body.count(b",") + body.count(b"[") + body.count(b"{") + 1
+    return body.count(b"<") - body.count(b"</")
 
 
 def _principal_of(session: Mapping[str, Any] | None) -> Principal | None:

@@ -39,6 +39,17 @@ response, which keeps small responses at the costs above in every process (see t
 Request bodies sent with `Content-Encoding: gzip` (or `deflate`) are inflated through
 `zlib.decompressobj(...).decompress(data, max_length)`, so a gzip bomb is refused with
 413 as soon as its output passes `max_body_size`, without inflating the rest.
+
+Request bodies have a deadline under ASGI: a body that is not complete `body_timeout`
+seconds (default `DEFAULT_BODY_TIMEOUT` = 30) after the request's headers is answered
+with 408 and the connection is closed, so a client trickling its body cannot hold a
+task and its buffers for ever. The deadlines are kept by one `BodyTimer` per gateway,
+which looks at the pending reads a few times per timeout (a dictionary entry per read,
+not a timer per request: the common body that has arrived whole costs nothing more).
+Any request refused before its body was read (413 on `Content-Length`, 408, a body
+over the limit) is answered with `Connection: close`, since the rest of the body would
+otherwise have to be read and thrown away. Under WSGI the server reads the body and
+owns its timeouts. docs/limits.md lists every limit.
 """
 
 from __future__ import annotations
@@ -51,6 +62,8 @@ from http import HTTPStatus
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 __all__ = [
+    "BodyTimer",
+    "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_GZIP_LEVEL",
     "DEFAULT_GZIP_THRESHOLD",
     "DEFAULT_MAX_BODY_SIZE",
@@ -68,6 +81,9 @@ __all__ = [
 DEFAULT_GZIP_THRESHOLD = 1024
 DEFAULT_GZIP_LEVEL = 1
 DEFAULT_MAX_BODY_SIZE = 16 * 1024 * 1024
+#: Most gzip members one request body may hold (clients send one).
+MAX_GZIP_MEMBERS = 16
+DEFAULT_BODY_TIMEOUT = 30.0
 
 logger = logging.getLogger("amfkit.gateway")
 
@@ -91,7 +107,7 @@ class HTTPError(Exception):
 
 def text_response(status: int, message: str, headers: Iterable[tuple[str, str]] = ()) -> Response:
     body = (message + "\n").encode("utf-8")
-    return status, [("content-type", "text/plain; charset=utf-8"), *headers], body
+    return status, [("content-type", "text/plain; charset=utf-8"), ("content-length", str(len(body))), *headers], body
 
 
 _MEDIA_TYPES: dict[str, str] = {}
@@ -188,6 +204,10 @@ def inflate(data: bytes, encoding: str, limit: int) -> bytes:
         if wbits != 31 or not rest:
             return out if len(chunks) == 1 else b"".join(chunks)
         # Another gzip member follows (RFC 1952 allows several, read as one stream).
+        # Each costs a copy of the rest of the body (`unused_data`): a cap keeps a body
+        # of many tiny members from taking minutes.
+        if len(chunks) >= MAX_GZIP_MEMBERS:
+            raise HTTPError(400, f"gzip request body of more than {MAX_GZIP_MEMBERS} members")
         d = zlib.decompressobj(31)
         try:
             more = d.decompress(rest, limit + 1 - size)
@@ -207,9 +227,92 @@ def _reason(status: int) -> str:
 # --- ASGI ------------------------------------------------------------------------------
 
 
-async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+class BodyTimer:
+    """Deadlines for request body reads: `start()` before reading (the task reading the
+    body is noted with the time), `stop()` after. One timer callback per event loop
+    looks at the pending reads every `timeout / 8` seconds (at least every 10 ms, at
+    most every second) while there are any, and cancels the reads past their deadline;
+    `expired()` then tells that cancellation from any other. A read is cancelled between
+    `timeout` and `timeout` plus one check interval after it started.
+
+    A task started twice keeps its first time, so a body read begun on one path and
+    finished on another has one deadline."""
+
+    __slots__ = ("timeout", "_tick", "_loop", "_pending", "_expired", "_handle")
+
+    def __init__(self, timeout: float | None) -> None:
+        if timeout is not None and not timeout > 0:
+            raise ValueError("body_timeout must be positive (None: no deadline)")
+        self.timeout = timeout
+        self._tick = min(1.0, max(0.01, timeout / 8)) if timeout is not None else 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> asyncio.Task[Any] | None:
+        """Note the current task as reading a body; returns it (None: no deadline)."""
+        if self.timeout is None:
+            return None
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - ASGI apps always run in a task
+            return None
+        loop = task.get_loop()
+        if loop is not self._loop:  # a new event loop (a test calling asyncio.run again)
+            self._loop = loop
+            self._pending = {}
+            self._expired = set()
+            self._handle = None
+        if task not in self._pending:
+            self._pending[task] = loop.time()
+            if self._handle is None:
+                self._handle = loop.call_later(self._tick, self._check)
+        return task
+
+    def stop(self, task: asyncio.Task[Any] | None) -> None:
+        if task is not None:
+            self._pending.pop(task, None)
+
+    def expired(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether `task` was cancelled by this timer (the mark is taken away; on
+        Python 3.11+ the cancellation is withdrawn too, so the task can answer)."""
+        if task is None or task not in self._expired:
+            return False
+        self._expired.discard(task)
+        self._pending.pop(task, None)
+        uncancel = getattr(task, "uncancel", None)
+        if uncancel is not None:
+            uncancel()
+        return True
+
+    def _check(self) -> None:
+        loop = self._loop
+        self._handle = None
+        if loop is None or loop.is_closed():
+            return
+        if self._pending:
+            limit = loop.time() - self.timeout  # type: ignore[operator]
+            late = [t for t, started in self._pending.items() if started <= limit]
+            for task in late:
+                del self._pending[task]
+                if not task.done():
+                    self._expired.add(task)
+                    task.cancel()
+            if self._pending:
+                self._handle = loop.call_later(self._tick, self._check)
+
+
+async def asgi(
+    core: Core,
+    max_body_size: int,
+    scope: dict[str, Any],
+    receive: Callable[[], Awaitable[Any]],
+    send: Callable[[Any], Awaitable[None]],
+    timer: BodyTimer | None = None,
+) -> None:
     """Serve one ASGI connection with `core`: HTTP requests, lifespan (acknowledged, no
-    work to do) and websockets (refused)."""
+    work to do) and websockets (refused). `timer` bounds the time a body takes to come
+    (408 past it)."""
     kind = scope["type"]
     if kind == "http":
         # ASGI servers give header names in lowercase; a name sent twice is rare, and
@@ -228,18 +331,18 @@ async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: C
         if qs:
             path = path + "?" + qs.decode("latin-1")
         try:
-            body = await _asgi_body(headers, receive, max_body_size) if method == "POST" else b""
+            body = await read_body(headers, receive, max_body_size, timer) if method == "POST" else b""
         except HTTPError as e:
+            # The rest of the body was not read: close rather than read and drop it.
             response = e.response()
+            response[1].append(("connection", "close"))
         else:
             try:
                 response = await core(method, path, headers, body)
             except Exception:
                 logger.exception("unexpected error answering %s %s", method, path)
                 response = text_response(500, "internal server error")
-        status, out_headers, out = response
-        await send({"type": "http.response.start", "status": status, "headers": [_encoded(k, v) for k, v in out_headers]})
-        await send({"type": "http.response.body", "body": out})
+        await send_response(send, response)
     elif kind == "lifespan":
         while True:
             message = await receive()
@@ -251,6 +354,16 @@ async def asgi(core: Core, max_body_size: int, scope: dict[str, Any], receive: C
     elif kind == "websocket":
         await receive()  # websocket.connect
         await send({"type": "websocket.close", "code": 1003})
+
+
+async def send_response(send: Callable[[Any], Awaitable[None]], response: Response) -> None:
+    status, out_headers, out = response
+    await send({"type": "http.response.start", "status": status, "headers": [_encoded(k, v) for k, v in out_headers]})
+    await send({"type": "http.response.body", "body": out})
+
+
+def body_timeout_error(timer: BodyTimer) -> HTTPError:
+    return HTTPError(408, f"request body not received within {timer.timeout:g} seconds")
 
 
 _ENCODED: dict[tuple[str, str], tuple[bytes, bytes]] = {}
@@ -266,7 +379,11 @@ def _encoded(name: str, value: str) -> tuple[bytes, bytes]:
     return pair
 
 
-async def _asgi_body(headers: Mapping[str, str], receive: Callable[[], Awaitable[Any]], limit: int) -> bytes:
+async def read_body(
+    headers: Mapping[str, str], receive: Callable[[], Awaitable[Any]], limit: int, timer: BodyTimer | None = None
+) -> bytes:
+    """The request body from ASGI `receive`: 400 for a bad `Content-Length` or a client
+    gone, 413 past `limit` bytes (declared or sent), 408 past `timer`'s deadline."""
     declared = headers.get("content-length")
     if declared is not None:
         try:
@@ -275,11 +392,26 @@ async def _asgi_body(headers: Mapping[str, str], receive: Callable[[], Awaitable
             raise HTTPError(400, "invalid Content-Length") from None
         if n > limit:
             raise HTTPError(413, f"request body larger than {limit} bytes")
+    task = timer.start() if timer is not None else None
+    try:
+        return await _receive_body(receive, limit)
+    except asyncio.CancelledError:
+        if timer is not None and timer.expired(task):
+            raise body_timeout_error(timer) from None
+        raise
+    finally:
+        if timer is not None:
+            timer.stop(task)
+
+
+async def _receive_body(receive: Callable[[], Awaitable[Any]], limit: int) -> bytes:
     message = await receive()
     body = message.get("body", b"")
     if not message.get("more_body"):
         if message["type"] == "http.disconnect":
             raise HTTPError(400, "client disconnected")
+        if len(body) > limit:
+            raise HTTPError(413, f"request body larger than {limit} bytes")
         return body
     chunks = [body]
     size = len(body)
