@@ -11,6 +11,7 @@ import pytest
 
 import amfkit
 from amfkit.remoting import messages as m
+from amfkit.remoting.gateway import INTERNAL_ERROR_MESSAGE
 from amfkit.remoting.packet import Body
 
 from gateway_util import answer, authenticate, call, flex_shape, gateway, raw_packet, request, royale_shape
@@ -78,7 +79,7 @@ def test_error_message_has_every_field() -> None:
     assert type(err) is m.ErrorMessage
     assert fields(err) == ERROR_FIELDS
     assert err.faultCode == "Server.Processing"
-    assert err.faultString == "boom"
+    assert err.faultString == INTERNAL_ERROR_MESSAGE
     assert err.faultDetail == ""
     assert err.rootCause is None and err.extendedData is None and err.body is None
     assert err.correlationId == msg.messageId
@@ -114,8 +115,9 @@ def test_fault_code_and_extended_data() -> None:
 def test_debug_fault_detail_is_the_traceback() -> None:
     err = send(gateway(debug=True), remoting("fail", "boom"))[0].value
     assert "Traceback" in err.faultDetail and "RuntimeError: boom" in err.faultDetail
+    assert err.faultString == "boom"
     err = send(gateway(), remoting("fail", "boom"))[0].value
-    assert "Traceback" not in err.faultDetail
+    assert "Traceback" not in err.faultDetail and "boom" not in err.faultString
 
 
 def test_unknown_destination_and_argument_errors() -> None:

@@ -64,8 +64,10 @@ __all__ = [
 # --- EchoService --------------------------------------------------------------------
 
 
-class DemoError(RuntimeError):
-    """What `EchoService.fail` raises."""
+class DemoError(Fault):
+    """What `EchoService.fail` raises: a `Fault`, so its message reaches the client (the
+    message of any other exception stays in the server log unless the gateway is in
+    debug mode)."""
 
 
 class EchoService:
@@ -76,7 +78,8 @@ class EchoService:
         return value
 
     def fail(self, message: str = "EchoService.fail was called") -> None:
-        """Raise an error carrying `message`: the client receives a fault."""
+        """Raise a fault carrying `message` (code `Server.Processing`): the client
+        receives it."""
         raise DemoError(message)
 
 

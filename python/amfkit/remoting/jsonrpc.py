@@ -212,11 +212,7 @@ def _protocol_error(code: int, message: str, details: str, rid: Any = None) -> b
 
 
 def _fault_error(exc: Exception, rid: Any, debug: bool) -> bytes:
-    if isinstance(exc, Fault):
-        fault = exc
-    else:
-        _log.error("a service raised", exc_info=exc)
-        fault = Fault(str(exc) or type(exc).__name__, code="Server.Processing")
+    fault = Fault.of(exc, debug=debug)
     code = _FAULT_CODES.get(fault.code) if isinstance(fault.code, str) else None
     if code is None:
         own = fault.code

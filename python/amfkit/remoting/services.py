@@ -26,19 +26,25 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["Context", "Fault", "Method", "Principal", "Services", "requires"]
+#: Service errors are logged where the gateway logs.
+_log = logging.getLogger("amfkit.gateway")
+
+__all__ = ["INTERNAL_ERROR_MESSAGE", "Context", "Fault", "Method", "Principal", "Services", "requires"]
 
 
 class Fault(Exception):
     """An error meant for the client: a code, a message and optional details.
 
     Raise it from a service to choose what the client sees; any other exception becomes
-    a fault with code `Server.Processing` (its traceback is sent only in debug mode).
+    a fault with code `Server.Processing` and a fixed message, its own message and
+    traceback going to the log (and to the client only in debug mode): an exception's
+    text can carry what a client must not see.
     """
 
     def __init__(self, message: str, *, code: str = "Server.Processing", details: Any = None) -> None:
@@ -52,6 +58,21 @@ class Fault(Exception):
 
     def __repr__(self) -> str:
         return f"Fault({self.message!r}, code={self.code!r})"
+
+    @classmethod
+    def of(cls, error: BaseException, *, debug: bool = False) -> "Fault":
+        """The fault a client gets for `error`: a `Fault` as it is; any other exception
+        logged (with its traceback) and answered `Server.Processing` with `INTERNAL_ERROR_MESSAGE`
+        as the message, or with its own message in debug mode."""
+        if isinstance(error, Fault):
+            return error
+        text = str(error) or type(error).__name__
+        _log.error("error in a remoting call: %s", text, exc_info=error)
+        return cls(text if debug else INTERNAL_ERROR_MESSAGE)
+
+
+#: The fault message of an unexpected exception outside debug mode.
+INTERNAL_ERROR_MESSAGE = "internal error (the server log has the details)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -106,7 +106,6 @@ import array
 import base64
 import binascii
 import datetime
-import logging
 import re
 import traceback
 from typing import Any
@@ -159,8 +158,6 @@ _FAULT_CODES = {
     "Client.Argument": INVALID_PARAMS,
 }
 
-_log = logging.getLogger("amfkit.gateway")  # the gateway's logger, whatever the protocol
-
 
 class _Failure(Exception):
     """A request that is answered with a fault before any service is called."""
@@ -208,11 +205,7 @@ def _fault_of(exc: Exception, debug: bool) -> tuple[int, str]:
     """faultCode and faultString for an exception raised by a call."""
     if isinstance(exc, _Failure):
         return exc.code, exc.message
-    if isinstance(exc, Fault):
-        fault = exc
-    else:
-        _log.error("a service raised", exc_info=exc)
-        fault = Fault(str(exc) or type(exc).__name__, code="Server.Processing")
+    fault = Fault.of(exc, debug=debug)
     own = fault.code
     if type(own) is int and -0x8000_0000 <= own <= 0x7FFF_FFFF:
         code = own
