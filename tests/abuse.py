@@ -26,6 +26,8 @@ from typing import Any, Callable
 from amfkit.remoting import packet
 from amfkit.remoting.packet import Body, Envelope
 
+from hostile.harness import u29
+
 HOST = "127.0.0.1"
 PATH = "/gateway"
 
@@ -209,16 +211,6 @@ class Hostile:
     check: Callable[[bytes], bool] | None = None
 
 
-def _u29(n: int) -> bytes:
-    if n < 0x80:
-        return bytes([n])
-    if n < 0x4000:
-        return bytes([(n >> 7) | 0x80, n & 0x7F])
-    if n < 0x200000:
-        return bytes([(n >> 14) | 0x80, ((n >> 7) & 0x7F) | 0x80, n & 0x7F])
-    return bytes([(n >> 22) | 0x80, ((n >> 15) & 0x7F) | 0x80, ((n >> 8) & 0x7F) | 0x80, n & 0xFF])
-
-
 def _packet_with_value(version: int, value: bytes) -> bytes:
     """A one-body packet calling EchoService.echo whose value is `value` (raw bytes)."""
     head = struct.pack(">HH", version, 0) + struct.pack(">H", 1)
@@ -238,12 +230,12 @@ def hostile_requests(seed: int = 5) -> list[Hostile]:
         Hostile("empty body", post(b""), 400, True),
         Hostile("lying header count", post(struct.pack(">HH", 3, 0xFFFF)), 400, True),
         Hostile("lying body count", post(struct.pack(">HHH", 3, 0, 0xFFFF)), 400, True),
-        Hostile("lying string length", post(_packet_with_value(3, b"\x11\x06" + _u29((0x0FFFFFFF << 1) | 1))), 400, True),
-        Hostile("lying array count", post(_packet_with_value(3, b"\x11\x09" + _u29((0x0FFFFFFF << 1) | 1) + b"\x01")), 400, True),
+        Hostile("lying string length", post(_packet_with_value(3, b"\x11\x06" + u29((0x0FFFFFFF << 1) | 1))), 400, True),
+        Hostile("lying array count", post(_packet_with_value(3, b"\x11\x09" + u29((0x0FFFFFFF << 1) | 1) + b"\x01")), 400, True),
         Hostile("lying value length", post(valid[:-1] + b"\xff\xff\xff\xff"), 400, True),
         Hostile("deep nesting", post(_packet_with_value(3, deep3)), 400, True),
         Hostile("deep AMF0 nesting", post(_packet_with_value(0, b"\x0a\x00\x00\x00\x01" * 100_000 + b"\x05")), 400, True),
-        Hostile("out-of-range reference", post(_packet_with_value(3, b"\x11\x0a" + _u29(50 << 1))), 400, True),
+        Hostile("out-of-range reference", post(_packet_with_value(3, b"\x11\x0a" + u29(50 << 1))), 400, True),
         Hostile("invalid UTF-8", post(_packet_with_value(3, b"\x11\x06\x05\xff\xfe")), 400, True),
         Hostile("gzip bomb", post(bomb, extra="Content-Encoding: gzip\r\n"), 413, True),
         Hostile("corrupt gzip", post(b"\x1f\x8b\x08\x00" + rng.randbytes(100), extra="Content-Encoding: gzip\r\n"), 400, True),

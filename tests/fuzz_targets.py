@@ -58,14 +58,14 @@ def setup() -> None:
 
 def seeds() -> dict[str, list[bytes]]:
     """Seed inputs per target, from fixtures/: the vectors (by AMF version), packets built
-    around them, and the .sol files when there are any."""
+    around them, and the .sol files."""
     vectors = json.loads((FIXTURES / "vectors.json").read_text())
     by_version: dict[int, list[bytes]] = {0: [], 3: []}
     for v in vectors:
         by_version[v["version"]].append((FIXTURES / v["file"]).read_bytes())
     packets = [_packet(0, body) for body in by_version[0][:40]]
     packets += [_packet(3, b"\x11" + body) for body in by_version[3][:40]]
-    sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))] if (FIXTURES / "sol").is_dir() else []
+    sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))]
     return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols}
 
 

@@ -22,8 +22,9 @@ Between requests uvicorn's own keep-alive timeout (`--timeout-keep-alive`) appli
 the request body has the gateway's `body_timeout`. `amfkit serve` uses this protocol
 (`uvicorn.Config(http="amfkit.serving:HttpToolsProtocol")`) when httptools is
 installed, and sets the two limits from its `--header-timeout` and `--max-header-size`
-options through the environment (`AMFKIT_HEADER_TIMEOUT`, `AMFKIT_MAX_HEADER_SIZE`) (uvicorn's h11 protocol has `h11_max_incomplete_event_size`,
-16 KiB by default, but no header deadline either). docs/limits.md lists every limit.
+options through the environment (`AMFKIT_HEADER_TIMEOUT`, `AMFKIT_MAX_HEADER_SIZE`)
+(uvicorn's h11 protocol has `h11_max_incomplete_event_size`, 16 KiB by default, but no
+header deadline either). docs/limits.md lists every limit.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ def _answer(status: bytes, text: bytes) -> bytes:
     )
 
 
+_HEAD_TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"request headers too large\n")
+_HEAD_TIMED_OUT = _answer(b"408 Request Timeout", b"request headers not received in time\n")
+
+
 class HttpToolsProtocol(_Base):
     """uvicorn's httptools protocol with a deadline and a size limit on request heads."""
 
@@ -94,7 +99,7 @@ class HttpToolsProtocol(_Base):
             if self._head_bytes > self.max_header_size and not self.transport.is_closing():
                 self._disarm()
                 self.logger.warning("Request headers larger than %d bytes.", self.max_header_size)
-                self.transport.write(_answer(b"431 Request Header Fields Too Large", b"request headers too large\n"))
+                self.transport.write(_HEAD_TOO_LARGE)
                 self.transport.close()
 
     def on_message_begin(self) -> None:
@@ -120,7 +125,7 @@ class HttpToolsProtocol(_Base):
         if not self._head_too_large:
             super().send_400_response(msg)
             return
-        self.transport.write(_answer(b"431 Request Header Fields Too Large", b"request headers too large\n"))
+        self.transport.write(_HEAD_TOO_LARGE)
         self.transport.close()
 
     def _arm(self) -> None:
@@ -138,5 +143,5 @@ class HttpToolsProtocol(_Base):
             return
         cycle = self.cycle
         if self._head_bytes and (cycle is None or cycle.response_complete):
-            transport.write(_answer(b"408 Request Timeout", b"request headers not received in time\n"))
+            transport.write(_HEAD_TIMED_OUT)
         transport.close()

@@ -463,7 +463,9 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         // An anonymous object is a dict, written back with dynamic members; a sealed
         // member named "" has no dynamic spelling (the empty name ends the list), so such
         // an object stays a TypedObject with its traits, which writes the same bytes.
-        let shape = if def.class_name.is_empty() && !def.sealed.iter().any(|n| matches!(n.is_empty(), Ok(true))) {
+        let shape = if def.class_name.is_empty()
+            && !def.sealed.iter().any(|n| matches!(n.is_empty(), Ok(true)))
+        {
             Shape::Anonymous
         } else if let Some(info) = self.reg.by_alias.get(def.class_name) {
             if info.externalizable != def.externalizable {

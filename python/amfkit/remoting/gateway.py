@@ -66,7 +66,6 @@ traceback on the "amfkit.gateway" logger. The traceback is sent to the client on
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import importlib
@@ -200,13 +199,9 @@ class Gateway:
                 timer = self.body_timer
                 task = timer.start()
                 try:
-                    message = await receive()
-                except asyncio.CancelledError:
-                    if not timer.expired(task):
-                        raise
-                    response = _http.body_timeout_error(timer).response()
-                    response[1].append(("connection", "close"))
-                    await _http.send_response(send, response)
+                    message = await _http.within_deadline(timer, task, receive())
+                except _http.HTTPError as e:
+                    await _http.send_response(send, _http.refused(e))
                     return
                 if message["type"] == "http.request" and not message.get("more_body"):
                     timer.stop(task)  # else the general path goes on with the same deadline
@@ -332,19 +327,13 @@ class Gateway:
             except ImportError as e:
                 raise _http.HTTPError(415, f"{label} is not available on this gateway ({e})") from None
             self._rpc[name] = module
-        handle = module.handle
-        count = _rpc_values(name, body)
-        if count > self.max_objects:
-            # The decode budget, checked before the parser builds anything.
-            what = "values" if name == "jsonrpc" else "elements"
-            text = f"the request holds up to {count} {what}, more than the {self.max_objects} allowed"
-            if name == "jsonrpc":
-                return 200, ctype, module._protocol_error(module.PARSE_ERROR, "Parse error", text)
-            return 200, ctype, module._fault_response(module.PARSE_ERROR, f"parse error: {text}")
+        refusal = module.budget_error(body, self.max_objects)  # before anything is parsed
+        if refusal is not None:
+            return 200, ctype, refusal
         principal = await self._basic_auth(headers.get("authorization"))
         context = Context(protocol=name, principal=principal, headers=dict(headers))
         try:
-            out = await handle(body, self.services, context, debug=self.debug)
+            out = await module.handle(body, self.services, context, debug=self.debug)
         except Exception:
             logger.exception("%s handler failed", label)
             raise _http.HTTPError(500, f"{label} handler failed") from None
@@ -763,16 +752,6 @@ class _Request:
                 _, stored = await store.create(client_id)
                 stored.update(s)
                 await store.save(client_id, stored)
-
-
-def _rpc_values(name: str, body: bytes) -> int:
-    """An upper bound on what parsing `body` creates, counted in C (`bytes.count`): for
-    JSON the values (each is an opening bracket or follows a comma; commas and brackets
-    inside strings are counted too), for XML the elements (a "<" not starting an end
-    tag). Parsing costs about 70 bytes (JSON) or 100 bytes (XML) of memory per unit."""
-    if name == "jsonrpc":
-        return body.count(b",") + body.count(b"[") + body.count(b"{") + 1
-    return body.count(b"<") - body.count(b"</")
 
 
 def _principal_of(session: Mapping[str, Any] | None) -> Principal | None:

@@ -59,7 +59,7 @@ import logging
 import threading
 import zlib
 from http import HTTPStatus
-from typing import Any, Awaitable, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
 __all__ = [
     "BodyTimer",
@@ -85,6 +85,7 @@ DEFAULT_MAX_BODY_SIZE = 16 * 1024 * 1024
 MAX_GZIP_MEMBERS = 16
 DEFAULT_BODY_TIMEOUT = 30.0
 
+T = TypeVar("T")
 logger = logging.getLogger("amfkit.gateway")
 
 Headers = list[tuple[str, str]]
@@ -333,9 +334,7 @@ async def asgi(
         try:
             body = await read_body(headers, receive, max_body_size, timer) if method == "POST" else b""
         except HTTPError as e:
-            # The rest of the body was not read: close rather than read and drop it.
-            response = e.response()
-            response[1].append(("connection", "close"))
+            response = refused(e)
         else:
             try:
                 response = await core(method, path, headers, body)
@@ -362,8 +361,22 @@ async def send_response(send: Callable[[Any], Awaitable[None]], response: Respon
     await send({"type": "http.response.body", "body": out})
 
 
-def body_timeout_error(timer: BodyTimer) -> HTTPError:
-    return HTTPError(408, f"request body not received within {timer.timeout:g} seconds")
+def refused(error: HTTPError) -> Response:
+    """The answer to a request refused before its body was read: the connection is
+    closed rather than the rest of the body read and dropped."""
+    status, headers, body = error.response()
+    return status, [*headers, ("connection", "close")], body
+
+
+async def within_deadline(timer: BodyTimer | None, task: asyncio.Task[Any] | None, reading: Awaitable[T]) -> T:
+    """Await `reading`, a body read noted by `timer.start()` (which gave `task`): an
+    `HTTPError` 408 when the timer cancelled it, any other cancellation passed on."""
+    try:
+        return await reading
+    except asyncio.CancelledError:
+        if timer is not None and timer.expired(task):
+            raise HTTPError(408, f"request body not received within {timer.timeout:g} seconds") from None
+        raise
 
 
 _ENCODED: dict[tuple[str, str], tuple[bytes, bytes]] = {}
@@ -394,11 +407,7 @@ async def read_body(
             raise HTTPError(413, f"request body larger than {limit} bytes")
     task = timer.start() if timer is not None else None
     try:
-        return await _receive_body(receive, limit)
-    except asyncio.CancelledError:
-        if timer is not None and timer.expired(task):
-            raise body_timeout_error(timer) from None
-        raise
+        return await within_deadline(timer, task, _receive_body(receive, limit))
     finally:
         if timer is not None:
             timer.stop(task)

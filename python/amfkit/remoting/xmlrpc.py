@@ -168,6 +168,16 @@ class _Failure(Exception):
         self.message = message
 
 
+def budget_error(body: bytes, max_objects: int) -> bytes | None:
+    """The parse-error fault (-32700) for a body that may hold more than `max_objects`
+    elements, counted before parsing, in C (`bytes.count`): a "<" not starting an end
+    tag; parsing costs about 100 bytes of memory per element. None within the budget."""
+    count = body.count(b"<") - body.count(b"</")
+    if count <= max_objects:
+        return None
+    return _fault_response(PARSE_ERROR, f"parse error: the request holds up to {count} elements, more than the {max_objects} allowed")
+
+
 async def handle(body: bytes, services: Services, context: Context, *, debug: bool = False) -> bytes:
     """Answer one XML-RPC request body with a `<methodResponse>`."""
     context.protocol = "xmlrpc"
