@@ -21,7 +21,8 @@ from gateway_util import flex_shape, fp9_args, raw_packet, request, royale_shape
 from .harness import FIXTURES, Case, expect_ok, run
 
 MANIFEST = json.loads((FIXTURES / "vectors.json").read_text())
-#: The slowest prefix of any input must take less than this (the largest fixture is 64 KiB).
+#: The slowest prefix of any input must take less CPU time than this (the largest fixture
+#: is 64 KiB).
 PREFIX_SECONDS = 0.05
 #: The whole walk over one input's prefixes: CPU time, so bounded generously.
 WALK_SECONDS = 10.0
