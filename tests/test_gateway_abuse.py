@@ -139,6 +139,7 @@ def test_gateway_stays_up_under_abuse(tmp_path: Path) -> None:
         assert (server.pid, server.start_time()) == (pid, started)
         log = server.stderr()
         assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
+        assert f"the demo gateway answers at {server.url}" in log, log[:1000]
 
         # Valid clients: no errors, results checked, latency bounded.
         for name, tallies in (("without abuse", quiet), ("under abuse", loud)):

@@ -463,7 +463,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["AMFKIT_DEMO_BODY_TIMEOUT"] = str(args.body_timeout)
     http, http_options = _http_protocol(args)
     _check_app(target, demo=args.demo)
-    print(f"{PROG} serve: {target} on http://{_url_host(args.host)}:{args.port}/ ({args.workers} worker{'s' if args.workers > 1 else ''})", file=sys.stderr)
+    base = f"http://{_url_host(args.host)}:{args.port}/"
+    workers = f"{args.workers} worker{'s' if args.workers > 1 else ''}"
+    print(f"{PROG} serve: {target} on {base} ({workers})", file=sys.stderr)
+    if args.demo:
+        print(f"{PROG} serve: the demo gateway answers at {base}gateway (GET: its services as JSON)", file=sys.stderr)
     # uvicorn imports the app itself (in every worker when there are several).
     uvicorn.run(
         target,
