@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from . import graphs
-from .model import Bar, Chart, Section, Table, options_dict, write_json
+from .model import Bar, Chart, Section, Table, experiment_main, fmt_factor, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run", "sections"]
@@ -343,16 +343,6 @@ def _add_ratios(rows: list[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- the report
 
 
-def _ms(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
 def _waited(timing: dict[str, Any] | None) -> bool:
     """True when the median wall time exceeds the CPU time by over 25%: the process was kept waiting."""
     if not timing:
@@ -366,7 +356,7 @@ def _timing_cell(timing: dict[str, Any] | None) -> str:
         return "-"
     wall = timing["wall_ms"]
     mark = "*" if _waited(timing) else ""
-    return f"{mark}{_ms(wall['median'])} ({_ms(wall['min'])}-{_ms(wall['max'])})"
+    return f"{mark}{fmt_figure(wall['median'])} ({fmt_figure(wall['min'])}-{fmt_figure(wall['max'])})"
 
 
 def _ratio_cell(ratio: float | None, peer: str) -> str:
@@ -375,16 +365,8 @@ def _ratio_cell(ratio: float | None, peer: str) -> str:
     if ratio is None or ratio <= 0:
         return "-"
     if ratio >= 1:
-        return f"{_factor(ratio)} slower"
-    return f"{_factor(1 / ratio)} faster"
-
-
-def _factor(x: float) -> str:
-    if x >= 100:
-        return f"{x:,.0f}x"
-    if x >= 10:
-        return f"{x:.1f}x"
-    return f"{x:.2f}x"
+        return f"{fmt_factor(ratio)} slower"
+    return f"{fmt_factor(1 / ratio)} faster"
 
 
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
@@ -486,7 +468,7 @@ def _goal_lines(report: dict[str, Any]) -> list[str]:
             if ratio is None:
                 continue
             verdict = "met" if ratio >= factor else "NOT met"
-            speed = f"{_factor(ratio)} faster" if ratio >= 1 else f"{_factor(1 / ratio)} slower"
+            speed = f"{fmt_factor(ratio)} faster" if ratio >= 1 else f"{fmt_factor(1 / ratio)} slower"
             noisy = " (*: timing disturbed, rerun)" if _waited(row[key]) or _waited(base[key]) else ""
             lines.append(f"  {BASELINE} {key} vs {peer}: {speed} (goal {wording}): {verdict}{noisy}")
     return lines
@@ -528,7 +510,7 @@ FINDING_PEERS = (
 
 def _speed(ratio: float) -> str:
     """A peer/amfkit time ratio as words: 3.0 -> "3.00x faster", 0.5 -> "2.00x slower"."""
-    return f"{_factor(ratio)} faster" if ratio >= 1 else f"{_factor(1 / ratio)} slower"
+    return f"{fmt_factor(ratio)} faster" if ratio >= 1 else f"{fmt_factor(1 / ratio)} slower"
 
 
 def _time_bars(rows: list[dict[str, Any]], key: str) -> list[Bar]:
@@ -630,8 +612,8 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
             ratio = best[key]["wall_ms"]["median"] / base[key]["wall_ms"]["median"]
             found.append(
                 f"The fastest other peer to {key} {graph_name}-{size:,} is {best['peer']} "
-                f"({_ms(best[key]['wall_ms']['median'])} ms); amfkit AMF3 takes "
-                f"{_ms(base[key]['wall_ms']['median'])} ms, {_speed(ratio)}."
+                f"({fmt_figure(best[key]['wall_ms']['median'])} ms); amfkit AMF3 takes "
+                f"{fmt_figure(base[key]['wall_ms']['median'])} ms, {_speed(ratio)}."
             )
     amf0 = by_peer.get("amfkit AMF0")
     plain = by_peer.get("orjson")
@@ -656,7 +638,7 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
             found.append(
                 f"The seed article's best, PyAMF 0.6b2 with its C extension, took {seed_best[3] * 1e3:.0f} ms to encode "
                 f"and {seed_best[1] * 1e3:.0f} ms to decode this graph in AMF3 on 2010 hardware; amfkit AMF3 takes "
-                f"{_ms(base['encode']['wall_ms']['median'])} ms and {_ms(base['decode']['wall_ms']['median'])} ms here "
+                f"{fmt_figure(base['encode']['wall_ms']['median'])} ms and {fmt_figure(base['decode']['wall_ms']['median'])} ms here "
                 "(different machines: compare orders of magnitude only)."
             )
     description = GRAPH_INTROS.get(graph_name, graph_name)
@@ -754,13 +736,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
 
 def main(argv: list[str] | None = None) -> int:
     """`amfkit bench codec [options]`: print the table; 0 if every check passed, else 1."""
-    options = parse_options(argv)
-    report = run(options)
-    print(format_report(report))
-    if options.json_path:
-        write_json(report, options.json_path)
-        print(f"results written to {options.json_path}")
-    return 0 if report["ok"] else 1
+    return experiment_main(argv, parse_options, run, format_report)
 
 
 if __name__ == "__main__":

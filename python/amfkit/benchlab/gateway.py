@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import timing
-from .model import Bar, Chart, Section, Table, options_dict, write_json
+from .model import Bar, Chart, Section, Table, experiment_main, options_dict
 
 NAME = "gateway"
 SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
@@ -464,12 +464,8 @@ def parse_options(argv: list[str] | None = None) -> Options:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = parse_options(argv)
-    report = run(options)
-    print(format_report(report))
-    if options.json_path:
-        write_json(report, options.json_path)
-    return 0 if report["ok"] else 1
+    """`amfkit bench gateway [options]`: print the report; 0 if every check passed, else 1."""
+    return experiment_main(argv, parse_options, run, format_report)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
-from .model import Bar, Chart, Section, Table, options_dict, write_json
+from .model import Bar, Chart, Section, Table, experiment_main, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -808,16 +808,6 @@ def _protobuf_peer(report: dict[str, Any]) -> Optional[str]:
     return None
 
 
-def _num(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
 def _factor(x: float) -> str:
     if x >= 100:
         return f"{x:,.0f}x"
@@ -843,7 +833,7 @@ def _time_cell(timing: Optional[dict[str, Any]], per: int) -> str:
     if not timing:
         return "-"
     wall = timing["wall_ms"]
-    return f"{_num(wall['median'])} ({_num(wall['min'])}-{_num(wall['max'])}) = {_num(wall['median'] * 1e3 / per)} µs"
+    return f"{fmt_figure(wall['median'])} ({fmt_figure(wall['min'])}-{fmt_figure(wall['max'])}) = {fmt_figure(wall['median'] * 1e3 / per)} µs"
 
 
 def _seed_us(kind: str, fmt: str, index: int) -> tuple[float, float, float]:
@@ -1000,8 +990,8 @@ def _single_findings(report: dict[str, Any]) -> list[str]:
                 continue
             ratios = [pb[m][f"{key}_us"] / amf[m][f"{key}_us"] for m in ok]
             seed_ratios = [SEED[kind]["Protocol Buffers"][index(m)][0] / SEED[kind]["AMF3"][index(m)][0] for m in ok]
-            ours_us = " / ".join(_num(amf[m][f"{key}_us"]) for m in ok)
-            theirs_us = " / ".join(_num(pb[m][f"{key}_us"]) for m in ok)
+            ours_us = " / ".join(fmt_figure(amf[m][f"{key}_us"]) for m in ok)
+            theirs_us = " / ".join(fmt_figure(pb[m][f"{key}_us"]) for m in ok)
             out.append(
                 f"amfkit AMF3 {what} one {'/'.join(_title(m) for m in ok)} message in {ours_us} µs, {pb_name} in "
                 f"{theirs_us} µs: protobuf is {_verdict(ratios)}; in the article protobuf was "
@@ -1015,7 +1005,7 @@ def _single_findings(report: dict[str, Any]) -> list[str]:
             conv = [classes[m][f"{key}_us"] for m in ok]
             out.append(
                 f"Converting between the Python classes and protobuf messages turns protobuf's {what} from "
-                f"{' / '.join(_num(v) for v in plain)} µs into {' / '.join(_num(v) for v in conv)} µs per message "
+                f"{' / '.join(fmt_figure(v) for v in plain)} µs into {' / '.join(fmt_figure(v) for v in conv)} µs per message "
                 f"({_span([c / p for c, p in zip(conv, plain)])}): the conversion, in Python, dominates."
             )
     for peer, intro in (
@@ -1294,13 +1284,7 @@ def parse_options(argv: Optional[list[str]] = None) -> Options:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`amfkit bench instruments [options]`: print the report; 0 if every check passed, else 1."""
-    options = parse_options(argv)
-    report = run(options)
-    print(format_report(report))
-    if options.json_path:
-        write_json(report, options.json_path)
-        print(f"results written to {options.json_path}")
-    return 0 if report["ok"] else 1
+    return experiment_main(argv, parse_options, run, format_report)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["Bar", "Chart", "Section", "Table", "options_dict", "to_dict", "write_json"]
 
@@ -83,3 +83,41 @@ def write_json(data: dict[str, Any], path: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2, ensure_ascii=False, default=str)
         f.write("\n")
+
+
+def fmt_figure(value: float) -> str:
+    """A measured figure to about three significant digits: 1,234 / 12.3 / 1.23 / 0.123."""
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:,.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def fmt_factor(x: float) -> str:
+    """A ratio as a factor: 123x, 12.3x, 1.23x."""
+    if x >= 100:
+        return f"{x:,.0f}x"
+    if x >= 10:
+        return f"{x:.1f}x"
+    return f"{x:.2f}x"
+
+
+def experiment_main(
+    argv: list[str] | None,
+    parse_options: Callable[[list[str] | None], Any],
+    run: Callable[[Any], dict[str, Any]],
+    format_report: Callable[[dict[str, Any]], str],
+) -> int:
+    """What `amfkit bench EXPERIMENT [options]` does: run, print the report, write the
+    JSON when `--json` names a file; 0 if every check passed, else 1."""
+    options = parse_options(argv)
+    report = run(options)
+    print(format_report(report))
+    if options.json_path:
+        write_json(report, options.json_path)
+        print(f"results written to {options.json_path}")
+    return 0 if report["ok"] else 1

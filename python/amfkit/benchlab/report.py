@@ -29,7 +29,7 @@ import os
 import re
 from typing import Any, Iterable
 
-from .model import Bar, Chart, Section, Table
+from .model import Bar, Chart, Section, Table, fmt_figure
 
 __all__ = ["chart_svg", "draw_chart", "experiment_sections", "fmt_number", "key_findings", "render_html", "text_report", "write_html"]
 
@@ -51,14 +51,8 @@ def fmt_number(value: Any) -> str:
         if math.isnan(value) or math.isinf(value):
             return str(value)
         magnitude = abs(value)
-        if magnitude >= 100:
-            return f"{value:,.0f}"
-        if magnitude >= 10:
-            return f"{value:.1f}"
-        if magnitude >= 1:
-            return f"{value:.2f}"
         if magnitude >= 0.1:
-            return f"{value:.3f}"
+            return fmt_figure(value)
         if magnitude == 0:
             return "0"
         return f"{value:.3g}"

@@ -307,10 +307,7 @@ def run_plans(plans: list[Plan], progress: Progress | None = None, *, command: s
 
 
 def _run_legacy(item: Plan) -> dict[str, Any]:
-    try:
-        code = item.module.main(list(item.argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    code = _legacy_status(item)
     return {"experiment": item.name, "ok": code == 0, "exit_status": code, "results": []}
 
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import Bar, Chart, Section, Table, options_dict, write_json
+from .model import Bar, Chart, Section, Table, experiment_main, fmt_factor, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -637,18 +637,7 @@ def _pct(a: float, b: float) -> str:
 def _x(a: float, b: float) -> str:
     if b <= 0:
         return "-"
-    r = a / b
-    return f"{r:,.0f}x" if r >= 100 else (f"{r:.1f}x" if r >= 10 else f"{r:.2f}x")
-
-
-def _ms(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
+    return fmt_factor(a / b)
 
 
 def _mbit(value: float) -> str:
@@ -751,8 +740,8 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
     seed = SEED["server"]
     if s0 and a0:
         out.append(
-            f"Server time (query + conversion + encoding, medians): {_ms(fastest['server_ms'])} ms for the fastest "
-            f"({fastest['case']}) to {_ms(slowest['server_ms'])} ms for the slowest ({slowest['case']}); the AMF0 array of "
+            f"Server time (query + conversion + encoding, medians): {fmt_figure(fastest['server_ms'])} ms for the fastest "
+            f"({fastest['case']}) to {fmt_figure(slowest['server_ms'])} ms for the slowest ({slowest['case']}); the AMF0 array of "
             f"objects takes {_x(a0['server_ms'], s0['server_ms'])} the string's time, where the article measured "
             f"{_x(seed['Array']['total_ms'], seed['String']['total_ms'])} ({seed['Array']['total_ms']} vs {seed['String']['total_ms']} ms)."
         )
@@ -760,31 +749,31 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
     shares = [q / r["server_ms"] for r in rows if r["server_ms"] > 0]
     if shares:
         out.append(
-            f"The SQL query and fetch ({_ms(q)} ms) is {min(shares):.0%}-{max(shares):.0%} of the server time; "
-            f"encoding ranges from {_ms(min(_med(r['server']['encoding']) for r in rows))} to "
-            f"{_ms(max(_med(r['server']['encoding']) for r in rows))} ms."
+            f"The SQL query and fetch ({fmt_figure(q)} ms) is {min(shares):.0%}-{max(shares):.0%} of the server time; "
+            f"encoding ranges from {fmt_figure(min(_med(r['server']['encoding']) for r in rows))} to "
+            f"{fmt_figure(max(_med(r['server']['encoding']) for r in rows))} ms."
         )
     if a0 and rs0 and s0:
         out.append(
-            f"Encoding the AMF0 array of objects takes {_ms(_med(a0['server']['encoding']))} ms here against Amfphp's "
+            f"Encoding the AMF0 array of objects takes {fmt_figure(_med(a0['server']['encoding']))} ms here against Amfphp's "
             f"{seed['Array']['encode_ms']} ms ({_x(seed['Array']['encode_ms'], _med(a0['server']['encoding']))} less time), the recordset "
-            f"{_ms(_med(rs0['server']['encoding']))} against {seed['RecordSet']['encode_ms']} ms, the string "
-            f"{_ms(_med(s0['server']['encoding']))} against {seed['String']['encode_ms']} ms (different machines and PHP 4 against compiled code)."
+            f"{fmt_figure(_med(rs0['server']['encoding']))} against {seed['RecordSet']['encode_ms']} ms, the string "
+            f"{fmt_figure(_med(s0['server']['encoding']))} against {seed['String']['encode_ms']} ms (different machines and PHP 4 against compiled code)."
         )
     conv = {r["shape"]: _med(r["server"]["conversion"]) for r in rows if r["version"] == 3}
     if len(conv) == len(SHAPES):
         out.append(
-            f"Conversion (AMF3): the recordset only wraps the fetched tuples ({_ms(conv['RecordSet'])} ms; the encoder "
-            f"writes the rows straight from them), a Tile per row costs {_ms(conv['TypedObjects'])} ms, a dict per row "
-            f"{_ms(conv['Array'])} ms and the string join {_ms(conv['String'])} ms; the article's PHP loop (fetch "
+            f"Conversion (AMF3): the recordset only wraps the fetched tuples ({fmt_figure(conv['RecordSet'])} ms; the encoder "
+            f"writes the rows straight from them), a Tile per row costs {fmt_figure(conv['TypedObjects'])} ms, a dict per row "
+            f"{fmt_figure(conv['Array'])} ms and the string join {fmt_figure(conv['String'])} ms; the article's PHP loop (fetch "
             f"included) took {SEED['server']['String']['creation_ms']:g} ms for the string and {SEED['server']['Array']['creation_ms']:g} ms for the array."
         )
     extra = [_med(r["server"]["gateway"]) - r["server_ms"] for r in rows]
     gz = [_med(r["server"]["gateway_gzip"]) - _med(r["server"]["gateway"]) for r in rows]
     out.append(
-        f"The whole in-process gateway call adds {_ms(min(extra))}-{_ms(max(extra))} ms to the three phases "
+        f"The whole in-process gateway call adds {fmt_figure(min(extra))}-{fmt_figure(max(extra))} ms to the three phases "
         f"(request decoding, dispatch, the event loop); compressing at amfkit's default (1 KiB, level 1) adds "
-        f"{_ms(min(gz))}-{_ms(max(gz))} ms more."
+        f"{fmt_figure(min(gz))}-{fmt_figure(max(gz))} ms more."
     )
 
 
@@ -793,22 +782,22 @@ def _client_findings(report: dict[str, Any], out: list[str]) -> None:
     rows = report["results"]
     if s3 and rs3:
         out.append(
-            f"The string needs {_ms(_med(s3['client']['rows']))} ms of client splitting (parse_tiles_string) after a "
-            f"{_ms(_med(s3['client']['decode']))} ms decode; the AMF3 recordset needs {_ms(_med(rs3['client']['decode']))} ms to "
-            f"decode and {_ms(_med(rs3['client']['rows']))} ms to read its rows: {_ms(_med(s3['client']['total']))} against "
-            f"{_ms(_med(rs3['client']['total']))} ms to rows in all."
+            f"The string needs {fmt_figure(_med(s3['client']['rows']))} ms of client splitting (parse_tiles_string) after a "
+            f"{fmt_figure(_med(s3['client']['decode']))} ms decode; the AMF3 recordset needs {fmt_figure(_med(rs3['client']['decode']))} ms to "
+            f"decode and {fmt_figure(_med(rs3['client']['rows']))} ms to read its rows: {fmt_figure(_med(s3['client']['total']))} against "
+            f"{fmt_figure(_med(rs3['client']['total']))} ms to rows in all."
         )
     fastest = min(rows, key=lambda r: _med(r["client"]["total"]))
     slowest = max(rows, key=lambda r: _med(r["client"]["total"]))
     out.append(
-        f"Decode plus rows with amfkit: fastest {fastest['case']} ({_ms(_med(fastest['client']['total']))} ms), "
-        f"slowest {slowest['case']} ({_ms(_med(slowest['client']['total']))} ms)."
+        f"Decode plus rows with amfkit: fastest {fastest['case']} ({fmt_figure(_med(fastest['client']['total']))} ms), "
+        f"slowest {slowest['case']} ({fmt_figure(_med(slowest['client']['total']))} ms)."
     )
     if s0 and a0:
         seed = SEED["client_ms"]
         out.append(
             f"Splitting the string against reading the AMF0 array's objects: {_x(_med(s0['client']['rows']), _med(a0['client']['rows']))} "
-            f"here ({_ms(_med(s0['client']['rows']))} vs {_ms(_med(a0['client']['rows']))} ms), "
+            f"here ({fmt_figure(_med(s0['client']['rows']))} vs {fmt_figure(_med(a0['client']['rows']))} ms), "
             f"{_x(seed['String'][SEED_CLIENT][0], seed['Array'][SEED_CLIENT][0])} in the article's Flash client "
             f"({seed['String'][SEED_CLIENT][0]} vs {seed['Array'][SEED_CLIENT][0]} ms on its {SEED_CLIENT.lower()})."
         )
@@ -863,11 +852,11 @@ def _ready_findings(report: dict[str, Any], out: list[str]) -> None:
             mine = [e for e in at if e["case"].startswith(shape + " ")]
             if mine:
                 e = min(mine, key=lambda e: e["total_ms"])
-                per_shape.append(f"{SHAPE_WORDS[shape]} {_ms(e['total_ms'])} ({e['case'].split()[-1]} {WIRE_WORDS[e['option']]})")
+                per_shape.append(f"{SHAPE_WORDS[shape]} {fmt_figure(e['total_ms'])} ({e['case'].split()[-1]} {WIRE_WORDS[e['option']]})")
         text = (
             f"At {_link(link)} Mbit/s the fastest to data-ready is {best['case']} {WIRE_WORDS[best['option']]} "
-            f"({_ms(best['total_ms'])} ms, {best['wire_bytes']:,} bytes); best per shape: {', '.join(per_shape)} ms; "
-            f"the slowest is {worst['case']} {WIRE_WORDS[worst['option']]} ({_ms(worst['total_ms'])} ms)."
+            f"({fmt_figure(best['total_ms'])} ms, {best['wire_bytes']:,} bytes); best per shape: {', '.join(per_shape)} ms; "
+            f"the slowest is {worst['case']} {WIRE_WORDS[worst['option']]} ({fmt_figure(worst['total_ms'])} ms)."
         )
         out.append(text)
     seed_rows = ready.get("seed", [])
@@ -876,7 +865,7 @@ def _ready_findings(report: dict[str, Any], out: list[str]) -> None:
         for link in report["options"]["links_mbit"]:
             at = sorted((e for e in seed_rows if e["link_mbit"] == link), key=lambda e: e["total_ms"])
             if at:
-                parts.append(f"{_link(link)} Mbit/s: " + ", ".join(f"{SHAPE_WORDS[e['shape']]} {_ms(e['total_ms'])}" for e in at) + " ms")
+                parts.append(f"{_link(link)} Mbit/s: " + ", ".join(f"{SHAPE_WORDS[e['shape']]} {fmt_figure(e['total_ms'])}" for e in at) + " ms")
         out.append("The article's own figures through the same model (its " + SEED_CLIENT.lower() + " client): " + "; ".join(parts) + ".")
     breaks = []
     for row in report["results"]:
@@ -927,7 +916,7 @@ def _timing_cell(timing: dict[str, Any] | None) -> str:
     if not timing:
         return "-"
     w = timing["wall_ms"]
-    return f"{_ms(w['median'])} ({_ms(w['min'])}-{_ms(w['max'])})"
+    return f"{fmt_figure(w['median'])} ({fmt_figure(w['min'])}-{fmt_figure(w['max'])})"
 
 
 def _text_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
@@ -951,7 +940,7 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
                 _timing_cell(r["server"]["query"]),
                 _timing_cell(r["server"]["conversion"]),
                 _timing_cell(r["server"]["encoding"]),
-                _ms(r["server_ms"]),
+                fmt_figure(r["server_ms"]),
                 _timing_cell(r["server"]["gateway"]),
                 _timing_cell(r["server"]["gateway_gzip"]),
             ]
@@ -966,10 +955,10 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
                 f"{r['bytes']['raw']:,}",
                 f"{r['bytes']['gzip1']:,}",
                 f"{r['bytes']['gzip6']:,}",
-                _ms(_med(r["compress"]["gzip1"])),
-                _ms(_med(r["compress"]["gzip6"])),
-                _ms(_med(r["decompress"]["gzip1"])),
-                _ms(_med(r["decompress"]["gzip6"])),
+                fmt_figure(_med(r["compress"]["gzip1"])),
+                fmt_figure(_med(r["compress"]["gzip6"])),
+                fmt_figure(_med(r["decompress"]["gzip1"])),
+                fmt_figure(_med(r["decompress"]["gzip6"])),
             ]
             for r in results
         ],
@@ -1016,13 +1005,13 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
             cells = [f"{r['case']} {WIRE_WORDS[option]}", f"{r['bytes'][option]:,}"]
             for link in links:
                 e = next((e for e in ready.get("rows", []) if e["case"] == r["case"] and e["option"] == option and e["link_mbit"] == link), None)
-                cells.append(_ms(e["total_ms"]) if e else "-")
+                cells.append(fmt_figure(e["total_ms"]) if e else "-")
             ready_rows.append(cells)
     for shape in ("String", "Array", "RecordSet"):
         cells = [f"article {shape} (its figures)", f"{SEED['server'][shape]['content_length']:,}"]
         for link in links:
             e = next((e for e in ready.get("seed", []) if e["shape"] == shape and e["link_mbit"] == link), None)
-            cells.append(_ms(e["total_ms"]) if e else "-")
+            cells.append(fmt_figure(e["total_ms"]) if e else "-")
         ready_rows.append(cells)
     ready_table = Table(["case / wire", "bytes"] + [f"{_link(link)} Mbit/s ms" for link in links], ready_rows)
     return {"server": server, "wire": wire, "thresholds": thresholds, "client": client, "ready": ready_table}
@@ -1277,12 +1266,7 @@ def parse_options(argv: list[str] | None = None) -> Options:
 
 def main(argv: list[str] | None = None) -> int:
     """`amfkit bench tiles [options]`: print the report; 0 if every check passed, else 1."""
-    options = parse_options(argv)
-    report = run(options)
-    print(format_report(report))
-    if options.json_path:
-        write_json(report, options.json_path)
-    return 0 if report["ok"] else 1
+    return experiment_main(argv, parse_options, run, format_report)
 
 
 if __name__ == "__main__":
