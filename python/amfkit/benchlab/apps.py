@@ -15,6 +15,8 @@ import os
 import warnings
 from typing import Any
 
+from ..remoting.http import serve_lifespan
+
 __all__ = ["bare", "echo_request", "echo_value", "py3amf_wsgi"]
 
 
@@ -43,13 +45,7 @@ async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Read the request, answer the pre-encoded echo result."""
     global _ANSWER
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        return await serve_lifespan(receive, send)
     if _ANSWER is None:
         _ANSWER = _echo_answer()
     more = True

@@ -300,7 +300,7 @@ class Gateway:
 
     async def _post(self, query: str, headers: Mapping[str, str], body: bytes) -> tuple[int, str, bytes]:
         if len(body) > self.max_body_size:
-            raise _http.HTTPError(413, f"request body larger than {self.max_body_size} bytes")
+            raise _http.too_large(self.max_body_size)
         encoding = headers.get("content-encoding")
         if encoding:
             body = _http.inflate(body, encoding, self.max_body_size)

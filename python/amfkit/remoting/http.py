@@ -343,16 +343,21 @@ async def asgi(
                 response = text_response(500, "internal server error")
         await send_response(send, response)
     elif kind == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await serve_lifespan(receive, send)
     elif kind == "websocket":
         await receive()  # websocket.connect
         await send({"type": "websocket.close", "code": 1003})
+
+
+async def serve_lifespan(receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+    """Acknowledge an ASGI lifespan's startup and shutdown (nothing to set up or tear down)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 async def send_response(send: Callable[[Any], Awaitable[None]], response: Response) -> None:
@@ -392,6 +397,22 @@ def _encoded(name: str, value: str) -> tuple[bytes, bytes]:
     return pair
 
 
+def too_large(limit: int) -> HTTPError:
+    """The 413 for a request body past `limit` bytes."""
+    return HTTPError(413, f"request body larger than {limit} bytes")
+
+
+def declared_length(value: str, limit: int) -> int:
+    """A `Content-Length` value: 400 when it is not a number, 413 past `limit`."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise HTTPError(400, "invalid Content-Length") from None
+    if n > limit:
+        raise too_large(limit)
+    return n
+
+
 async def read_body(
     headers: Mapping[str, str], receive: Callable[[], Awaitable[Any]], limit: int, timer: BodyTimer | None = None
 ) -> bytes:
@@ -399,12 +420,7 @@ async def read_body(
     gone, 413 past `limit` bytes (declared or sent), 408 past `timer`'s deadline."""
     declared = headers.get("content-length")
     if declared is not None:
-        try:
-            n = int(declared)
-        except ValueError:
-            raise HTTPError(400, "invalid Content-Length") from None
-        if n > limit:
-            raise HTTPError(413, f"request body larger than {limit} bytes")
+        declared_length(declared, limit)
     task = timer.start() if timer is not None else None
     try:
         return await within_deadline(timer, task, _receive_body(receive, limit))
@@ -420,7 +436,7 @@ async def _receive_body(receive: Callable[[], Awaitable[Any]], limit: int) -> by
         if message["type"] == "http.disconnect":
             raise HTTPError(400, "client disconnected")
         if len(body) > limit:
-            raise HTTPError(413, f"request body larger than {limit} bytes")
+            raise too_large(limit)
         return body
     chunks = [body]
     size = len(body)
@@ -431,7 +447,7 @@ async def _receive_body(receive: Callable[[], Awaitable[Any]], limit: int) -> by
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise HTTPError(413, f"request body larger than {limit} bytes")
+            raise too_large(limit)
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
@@ -507,12 +523,7 @@ class WSGIAdapter:
         stream = environ.get("wsgi.input")
         declared = environ.get("CONTENT_LENGTH")
         if declared:
-            try:
-                n = int(declared)
-            except ValueError:
-                raise HTTPError(400, "invalid Content-Length") from None
-            if n > limit:
-                raise HTTPError(413, f"request body larger than {limit} bytes")
+            n = declared_length(declared, limit)
             if n <= 0 or stream is None:
                 return b""
             data = _read(stream, n)
@@ -523,7 +534,7 @@ class WSGIAdapter:
             return b""  # no length and no terminated stream: PEP 3333 says there is no body
         data = _read(stream, limit + 1)
         if len(data) > limit:
-            raise HTTPError(413, f"request body larger than {limit} bytes")
+            raise too_large(limit)
         return data
 
 

@@ -638,23 +638,26 @@ async def _list_methods(params: list[Any], services: Services, context: Context,
     return sorted(_catalog(services)) + sorted(_SYSTEM_DOCS)
 
 
+def _described(services: Services, name: str) -> dict[str, Any]:
+    """The discovery entry of method `name`; a fault when there is none."""
+    method = _catalog(services).get(name)
+    if method is None:
+        raise Fault(f"no method {name!r}", code="Server.ResourceUnavailable")
+    return method
+
+
 async def _method_help(params: list[Any], services: Services, context: Context, debug: bool) -> str:
     name = _one_name(params, "system.methodHelp")
     if name in _SYSTEM_DOCS:
         return _SYSTEM_DOCS[name]
-    method = _catalog(services).get(name)
-    if method is None:
-        raise Fault(f"no method {name!r}", code="Server.ResourceUnavailable")
-    return str(method.get("doc") or "")
+    return str(_described(services, name).get("doc") or "")
 
 
 async def _method_signature(params: list[Any], services: Services, context: Context, debug: bool) -> Any:
     name = _one_name(params, "system.methodSignature")
     if name in _SYSTEM_SIGNATURES:
         return _SYSTEM_SIGNATURES[name]
-    method = _catalog(services).get(name)
-    if method is None:
-        raise Fault(f"no method {name!r}", code="Server.ResourceUnavailable")
+    method = _described(services, name)
     result = _type_name(method.get("returns"))
     required: list[str] = []
     optional: list[str] = []
