@@ -95,21 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read a stream of values (several values back to back) and print them all",
     )
-    dec.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    dec.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
-    dec.add_argument(
-        "--max-depth",
-        type=_positive_int,
-        metavar="N",
-        help="the decoder's nesting limit (default: the library's, 128)",
-    )
-    dec.add_argument(
-        "--max-string",
-        type=_positive_int,
-        default=120,
-        metavar="N",
-        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
-    )
+    _tree_flags(dec)
     dec.set_defaults(func=cmd_decode)
 
     enc = sub.add_parser(
@@ -148,21 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sol.add_argument("file", metavar="FILE", help="the .sol file, or - for standard input")
-    sol.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    sol.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
-    sol.add_argument(
-        "--max-depth",
-        type=_positive_int,
-        metavar="N",
-        help="the decoder's nesting limit (default: the library's, 128)",
-    )
-    sol.add_argument(
-        "--max-string",
-        type=_positive_int,
-        default=120,
-        metavar="N",
-        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
-    )
+    _tree_flags(sol)
     sol.set_defaults(func=cmd_sol)
 
     call = sub.add_parser(
@@ -586,6 +558,25 @@ def version_text() -> str:
         except Exception:
             v = "unknown"
         return f"{PROG} {v} (the compiled extension does not load: {e})"
+
+
+def _tree_flags(p: argparse.ArgumentParser) -> None:
+    """The output flags of the commands that print decoded values (decode, sol)."""
+    p.add_argument("--json", action="store_true", help="print JSON instead of a tree")
+    p.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
+    p.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        metavar="N",
+        help="the decoder's nesting limit (default: the library's, 128)",
+    )
+    p.add_argument(
+        "--max-string",
+        type=_positive_int,
+        default=120,
+        metavar="N",
+        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
+    )
 
 
 def _version_flags(p: argparse.ArgumentParser) -> None:
