@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from . import graphs
-from .model import Bar, Chart, Section, Table, experiment_main, fmt_factor, fmt_figure, options_dict
+from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_factor, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run", "sections"]
@@ -383,7 +383,6 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[s
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as plain aligned text: a table per graph, then the goals and the machine."""
-    machine = report["machine"]
     options = report["options"]
     out = [
         "amfkit bench codec: AMFBench graphs, "
@@ -435,14 +434,7 @@ def format_report(report: dict[str, Any]) -> str:
         out += ["", "correctness checks FAILED:", *failures]
     for skip in report["skipped"]:
         out.append(f"skipped {skip['peer']}: {skip['reason']}")
-    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items() if version)
-    load = machine["load_average"]
-    out += [
-        "",
-        f"machine: {machine['cpu']}, {machine['cpu_count']} cores, {machine['platform']}",
-        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
-        f"versions: {versions}",
-    ]
+    out += machine_lines(report)
     return "\n".join(out)
 
 

@@ -69,7 +69,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
-from .model import Bar, Chart, Section, Table, experiment_main, fmt_figure, options_dict
+from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -1197,15 +1197,7 @@ def format_report(report: dict[str, Any]) -> str:
         out.append(f"ERROR {error}")
     for skip in report["skipped"]:
         out.append(f"skipped {skip['peer']}: {skip['reason']}")
-    machine = report["machine"]
-    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items() if version)
-    load = machine["load_average"]
-    out += [
-        "",
-        f"machine: {machine['cpu']}, {machine['cpu_count']} cores, {machine['platform']}",
-        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
-        f"versions: {versions}",
-    ]
+    out += machine_lines(report)
     pb = report.get("protobuf") or {}
     for warning in pb.get("import_warnings", []):
         out.append(f"protobuf import warning: {warning}")

@@ -106,6 +106,20 @@ def fmt_factor(x: float) -> str:
     return f"{x:.2f}x"
 
 
+def machine_lines(report: dict[str, Any]) -> list[str]:
+    """The closing lines of an experiment's text report: the machine, the load, the time
+    taken and the versions measured."""
+    machine = report["machine"]
+    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items() if version)
+    load = machine["load_average"]
+    return [
+        "",
+        f"machine: {machine['cpu']}, {machine['cpu_count']} cores, {machine['platform']}",
+        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
+        f"versions: {versions}",
+    ]
+
+
 def experiment_main(
     argv: list[str] | None,
     parse_options: Callable[[list[str] | None], Any],

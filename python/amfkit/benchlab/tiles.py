@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import Bar, Chart, Section, Table, experiment_main, fmt_factor, fmt_figure, options_dict
+from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_factor, fmt_figure, options_dict
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -1055,15 +1055,7 @@ def format_report(report: dict[str, Any]) -> str:
     out += [f"  FAILED {c['case']}: {c['check']}: {c['detail']}" for c in failed]
     for skip in report.get("skipped", []):
         out.append(f"skipped {skip['peer']}: {skip['reason']}")
-    m = report["machine"]
-    versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
-    load = m["load_average"]
-    out += [
-        "",
-        f"machine: {m['cpu']}, {m['cpu_count']} cores, {m['platform']}",
-        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
-        f"versions: {versions}",
-    ]
+    out += machine_lines(report)
     return "\n".join(out)
 
 
