@@ -72,6 +72,18 @@ class EchoService:
         return "tile,1,2,FFAA00,90\n" * n
 
 
+class Vault:
+    """A service registered with roles=["admin"] by the JSON-RPC and XML-RPC tests."""
+
+    def open(self):  # unannotated: the XML-RPC signature tests expect "any"
+        return "gold"
+
+
+def ping():  # unannotated: system.methodSignature answers [["any"]]
+    """A function registered as a service."""
+    return "pong"
+
+
 USERS = {"alice": ("wonderland", {"admin"}), "bob": ("builder", set())}
 
 

@@ -45,8 +45,8 @@ NETCONNECTION = MODES[:2]
 # Py3AMF's gateway
 
 
-class EchoService:
-    """The services given to Py3AMF's gateway."""
+class Echo:
+    """What both gateways' echo services do."""
 
     def echo(self, value: Any) -> Any:
         return value
@@ -59,6 +59,10 @@ class EchoService:
 
     def fail(self, message: str) -> None:
         raise ValueError(message)
+
+
+class EchoService(Echo):
+    """The services given to Py3AMF's gateway."""
 
     def type_name(self, value: Any) -> str:
         return f"{type(value).__module__}.{type(value).__qualname__}"
@@ -486,20 +490,8 @@ def test_py3amf_gateway_rejects_get(py3amf_wsgiref: str) -> None:
 # amfkit's Gateway (under uvicorn): amfkit's Client, and Py3AMF's RemotingService
 
 
-class GatewayEcho:
+class GatewayEcho(Echo):
     """The services given to amfkit's gateway."""
-
-    def echo(self, value: Any) -> Any:
-        return value
-
-    def echo_args(self, *args: Any) -> list[Any]:
-        return list(args)
-
-    def same(self, a: Any, b: Any) -> bool:
-        return a is b
-
-    def fail(self, message: str) -> None:
-        raise ValueError(message)
 
     def fault(self, message: str, code: str) -> None:
         raise Fault(message, code=code, details={"why": message})

@@ -11,6 +11,7 @@ import json
 import pytest
 
 import amfkit
+from gateway_util import Vault, ping
 from amfkit.remoting import Context, Fault, Principal, Services, jsonrpc, requires
 from amfkit.remoting.services import INTERNAL_ERROR_MESSAGE
 
@@ -75,16 +76,6 @@ class Echo:
 
     def odd_details(self):
         raise Fault("odd", code="App.Odd", details={"when": object()})
-
-
-class Vault:
-    def open(self):
-        return "gold"
-
-
-def ping():
-    """A function registered as a service."""
-    return "pong"
 
 
 @pytest.fixture

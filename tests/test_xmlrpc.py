@@ -18,6 +18,7 @@ import xmlrpc.client
 import pytest
 
 import amfkit
+from gateway_util import Vault, ping
 from amfkit.remoting import Context, Fault, Principal, Services, requires
 from amfkit.remoting import xmlrpc as amf_xmlrpc
 from amfkit.remoting.services import INTERNAL_ERROR_MESSAGE
@@ -62,16 +63,6 @@ class Echo:
 
     def _private(self):
         return "never"
-
-
-class Vault:
-    def open(self):
-        return "gold"
-
-
-def ping():
-    """A function registered as a service."""
-    return "pong"
 
 
 @pytest.fixture
