@@ -50,7 +50,7 @@ import base64
 import gzip as _gzip
 import itertools
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Callable, Generic, TypeVar
 
 try:
@@ -479,6 +479,31 @@ class _Core:
                 out.append((True, value))
         return out
 
+    def _result(self, envelope: Envelope, body: Body) -> Any:
+        """The result of the call sent as `body`; raises its fault."""
+        ok, value = self._outcomes(envelope, [body.response])[0]
+        if not ok:
+            raise value
+        return value
+
+    def _acknowledgement(self, envelope: Envelope, body: Body) -> Any:
+        """The acknowledgement of the command sent as `body` (the message itself, to read
+        its headers and clientId); raises its fault."""
+        value = self._result(envelope, body)
+        for b in envelope.bodies:
+            if b.target.rpartition("/")[0] == body.response:
+                return b.value
+        return value  # pragma: no cover - _outcomes found it
+
+    def _settle(self, calls: list[_Call], bodies: list[Body], envelope: Envelope) -> None:
+        """Give each batched call its result or its fault."""
+        for call, (ok, value) in zip(calls, self._outcomes(envelope, [b.response for b in bodies])):
+            assert call.pending is not None
+            if ok:
+                call.pending._set(value)
+            else:
+                call.pending._fail(value)
+
     def _connected(self, ack: Any) -> None:
         headers = getattr(ack, "headers", None)
         dsid = headers.get("DSId") if isinstance(headers, Mapping) else None
@@ -598,25 +623,13 @@ class Client(_Core, _Proxies):
         self._forget_credentials()
 
     def _command(self, body: Body) -> Any:
-        envelope = self._exchange(self._envelope([body]))
-        ok, value = self._outcomes(envelope, [body.response])[0]
-        if not ok:
-            raise value
-        # the acknowledgement itself, to read its headers and clientId
-        for b in envelope.bodies:
-            if b.target.rpartition("/")[0] == body.response:
-                return b.value
-        return value  # pragma: no cover - _outcomes found it
+        return self._acknowledgement(self._exchange(self._envelope([body])), body)
 
     def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Any:
         call = _Call(service, method, args)
         self.connect()
         bodies = self._call_bodies([call])
-        envelope = self._exchange(self._envelope(bodies))
-        ok, value = self._outcomes(envelope, [bodies[0].response])[0]
-        if not ok:
-            raise value
-        return value
+        return self._result(self._exchange(self._envelope(bodies)), bodies[0])
 
     def _send(self, calls: list[_Call]) -> None:
         try:
@@ -624,45 +637,50 @@ class Client(_Core, _Proxies):
             bodies = self._call_bodies(calls)
             envelope = self._exchange(self._envelope(bodies))
         except BaseException as e:
-            for call in calls:
-                assert call.pending is not None
-                call.pending._fail(e)
+            _fail_all(calls, e)
             raise
-        for call, (ok, value) in zip(calls, self._outcomes(envelope, [b.response for b in bodies])):
-            assert call.pending is not None
-            if ok:
-                call.pending._set(value)
-            else:
-                call.pending._fail(value)
+        self._settle(calls, bodies, envelope)
 
     def _exchange(self, envelope: Envelope) -> Envelope:
         url, headers, content = self._request(envelope)
+        reply = _Reply(self._max_response_size, url)
         try:
             with self._http.stream("POST", url, content=content, headers=headers) as response:
-                data = _read_capped(response.iter_bytes(), self._max_response_size, url)
+                for chunk in response.iter_bytes():
+                    reply.add(chunk)
         except httpx.HTTPError as e:
-            raise TransportError(f"{type(e).__name__}: {str(e) or 'no detail'} ({url})", url=url) from e
-        return self._check_reply(url, response, data)
+            raise _transport_error(e, url) from e
+        return self._check_reply(url, response, bytes(reply.data))
 
 
-def _read_capped(chunks: Iterator[bytes], limit: int, url: str) -> bytes:
-    out = bytearray()
-    for chunk in chunks:
-        out += chunk
-        if len(out) > limit:
-            raise TransportError(f"the gateway's reply is larger than {limit} bytes", url=url)
-    return bytes(out)
+class _Reply:
+    """A reply's bytes as they arrive; a TransportError past `limit`."""
+
+    def __init__(self, limit: int, url: str) -> None:
+        self.data = bytearray()
+        self.limit = limit
+        self.url = url
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            raise TransportError(f"the gateway's reply is larger than {self.limit} bytes", url=self.url)
 
 
-class Batch(_Proxies):
-    """Calls collected in a `with client.batch() as b:` block and sent together.
+def _transport_error(e: httpx.HTTPError, url: str) -> TransportError:
+    return TransportError(f"{type(e).__name__}: {str(e) or 'no detail'} ({url})", url=url)
 
-    Each call returns a `Pending`; its `result()` is available after the block. One
-    failing call does not fail the others. If the block raises, nothing is sent.
-    """
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+def _fail_all(calls: list[_Call], error: BaseException) -> None:
+    for call in calls:
+        assert call.pending is not None
+        call.pending._fail(error)
+
+
+class _Collector(_Proxies):
+    """The calls of a batch block, collected to be sent together."""
+
+    def __init__(self) -> None:
         self._calls: list[_Call] = []
 
     def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Pending[Any]:
@@ -674,16 +692,34 @@ class Batch(_Proxies):
     def __len__(self) -> int:
         return len(self._calls)
 
+    def _take(self, raised: bool) -> list[_Call]:
+        """The calls to send when the block ends; none when it raised (each call then
+        fails with a RuntimeError saying so)."""
+        calls, self._calls = self._calls, []
+        if raised:
+            for call in calls:
+                assert call.pending is not None
+                call.pending._fail(RuntimeError(f"{call.target}: not sent, the batch block raised"))
+            return []
+        return calls
+
+
+class Batch(_Collector):
+    """Calls collected in a `with client.batch() as b:` block and sent together.
+
+    Each call returns a `Pending`; its `result()` is available after the block. One
+    failing call does not fail the others. If the block raises, nothing is sent.
+    """
+
+    def __init__(self, client: Client) -> None:
+        super().__init__()
+        self._client = client
+
     def __enter__(self) -> Batch:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        calls, self._calls = self._calls, []
-        if exc_type is not None:
-            for call in calls:
-                assert call.pending is not None
-                call.pending._fail(RuntimeError(f"{call.target}: not sent, the batch block raised"))
-            return
+        calls = self._take(exc_type is not None)
         if calls:
             self._client._send(calls)
 
@@ -780,24 +816,13 @@ class AsyncClient(_Core, _Proxies):
         self._forget_credentials()
 
     async def _command(self, body: Body) -> Any:
-        envelope = await self._exchange(self._envelope([body]))
-        ok, value = self._outcomes(envelope, [body.response])[0]
-        if not ok:
-            raise value
-        for b in envelope.bodies:
-            if b.target.rpartition("/")[0] == body.response:
-                return b.value
-        return value  # pragma: no cover
+        return self._acknowledgement(await self._exchange(self._envelope([body])), body)
 
     async def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Any:
         call = _Call(service, method, args)
         await self.connect()
         bodies = self._call_bodies([call])
-        envelope = await self._exchange(self._envelope(bodies))
-        ok, value = self._outcomes(envelope, [bodies[0].response])[0]
-        if not ok:
-            raise value
-        return value
+        return self._result(await self._exchange(self._envelope(bodies)), bodies[0])
 
     async def _send(self, calls: list[_Call]) -> None:
         try:
@@ -805,58 +830,33 @@ class AsyncClient(_Core, _Proxies):
             bodies = self._call_bodies(calls)
             envelope = await self._exchange(self._envelope(bodies))
         except BaseException as e:
-            for call in calls:
-                assert call.pending is not None
-                call.pending._fail(e)
+            _fail_all(calls, e)
             raise
-        for call, (ok, value) in zip(calls, self._outcomes(envelope, [b.response for b in bodies])):
-            assert call.pending is not None
-            if ok:
-                call.pending._set(value)
-            else:
-                call.pending._fail(value)
+        self._settle(calls, bodies, envelope)
 
     async def _exchange(self, envelope: Envelope) -> Envelope:
         url, headers, content = self._request(envelope)
+        reply = _Reply(self._max_response_size, url)
         try:
             async with self._http.stream("POST", url, content=content, headers=headers) as response:
-                out = bytearray()
                 async for chunk in response.aiter_bytes():
-                    out += chunk
-                    if len(out) > self._max_response_size:
-                        raise TransportError(
-                            f"the gateway's reply is larger than {self._max_response_size} bytes", url=url
-                        )
+                    reply.add(chunk)
         except httpx.HTTPError as e:
-            raise TransportError(f"{type(e).__name__}: {str(e) or 'no detail'} ({url})", url=url) from e
-        return self._check_reply(url, response, bytes(out))
+            raise _transport_error(e, url) from e
+        return self._check_reply(url, response, bytes(reply.data))
 
 
-class AsyncBatch(_Proxies):
+class AsyncBatch(_Collector):
     """`async with client.batch() as b:` — like `Batch`, for `AsyncClient`."""
 
     def __init__(self, client: AsyncClient) -> None:
+        super().__init__()
         self._client = client
-        self._calls: list[_Call] = []
-
-    def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Pending[Any]:
-        call = _Call(service, method, args)
-        call.pending = Pending(call.target)
-        self._calls.append(call)
-        return call.pending
-
-    def __len__(self) -> int:
-        return len(self._calls)
 
     async def __aenter__(self) -> AsyncBatch:
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        calls, self._calls = self._calls, []
-        if exc_type is not None:
-            for call in calls:
-                assert call.pending is not None
-                call.pending._fail(RuntimeError(f"{call.target}: not sent, the batch block raised"))
-            return
+        calls = self._take(exc_type is not None)
         if calls:
             await self._client._send(calls)
