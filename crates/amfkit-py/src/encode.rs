@@ -356,22 +356,22 @@ impl<'py> PyEncoder<'py> {
     fn amf3_sequence_body(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         self.enter()?;
         let p = obj.as_ptr();
-        let is_list = unsafe { ffi::PyList_Check(p) != 0 };
-        let len = unsafe {
-            if is_list {
-                ffi::PyList_GET_SIZE(p)
-            } else {
-                ffi::PyTuple_GET_SIZE(p)
-            }
-        } as usize;
+        let (is_list, len) = list_or_tuple_len(p);
         self.enc.amf3_array_header(len)?;
         self.enc.amf3_str("")?;
+        self.amf3_items(p, is_list, len)?;
+        self.leave();
+        Ok(())
+    }
+
+    /// The `len` items of a list or tuple, each as AMF3.
+    #[inline]
+    fn amf3_items(&mut self, p: *mut ffi::PyObject, is_list: bool, len: usize) -> Result<()> {
         for i in 0..len {
             let item = self.item(p, is_list, i, len)?;
             self.amf3(&item)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
         }
-        self.leave();
         Ok(())
     }
 
@@ -854,11 +854,7 @@ impl<'py> PyEncoder<'py> {
         let len = unsafe { ffi::PyList_GET_SIZE(p) } as usize;
         self.enc.amf3_vector_header(len, fixed)?;
         self.enc.amf3_str(name_str)?;
-        for i in 0..len {
-            let item = self.item(p, true, i, len)?;
-            self.amf3(&item)
-                .map_err(|e| e.within(PathSegment::Index(i)))?;
-        }
+        self.amf3_items(p, true, len)?;
         self.leave();
         Ok(())
     }
@@ -1164,6 +1160,18 @@ impl<'py> PyEncoder<'py> {
         self.str_of(k.as_ptr())
     }
 
+    /// An instance's `__dict__` when it has one that is a dict.
+    #[inline]
+    fn instance_dict(&self, obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+        let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
+        if d.is_null() {
+            unsafe { ffi::PyErr_Clear() };
+            return None;
+        }
+        let d = unsafe { Bound::from_owned_ptr(self.py, d) };
+        (unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0).then_some(d)
+    }
+
     /// The dynamic members of a registered instance: its `__dict__` then its slots,
     /// without the static and excluded names.
     fn instance_members(
@@ -1172,22 +1180,16 @@ impl<'py> PyEncoder<'py> {
         info: &ClassInfo,
     ) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let mut out = Vec::new();
-        let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
-        if d.is_null() {
-            unsafe { ffi::PyErr_Clear() };
-        } else {
-            let d = unsafe { Bound::from_owned_ptr(self.py, d) };
-            if unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0 {
-                let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
-                for (k, v) in self.dict_items(d.as_ptr()) {
-                    if filter {
-                        let key = self.str_of_key(&k)?;
-                        if info.static_set.contains(key) || info.exclude.contains(key) {
-                            continue;
-                        }
+        if let Some(d) = self.instance_dict(obj) {
+            let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
+            for (k, v) in self.dict_items(d.as_ptr()) {
+                if filter {
+                    let key = self.str_of_key(&k)?;
+                    if info.static_set.contains(key) || info.exclude.contains(key) {
+                        continue;
                     }
-                    out.push((k, v));
                 }
+                out.push((k, v));
             }
         }
         for slot in &info.slots {
@@ -1246,16 +1248,10 @@ impl<'py> PyEncoder<'py> {
         if info.dynamic {
             if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
                 // The common case: every attribute in `__dict__`, written in place.
-                let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
-                if d.is_null() {
-                    unsafe { ffi::PyErr_Clear() };
-                } else {
-                    let d = unsafe { Bound::from_owned_ptr(self.py, d) };
-                    if unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0 {
-                        let mut pos = 0;
-                        while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
-                            self.amf3_member_obj(&k, &v)?;
-                        }
+                if let Some(d) = self.instance_dict(obj) {
+                    let mut pos = 0;
+                    while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
+                        self.amf3_member_obj(&k, &v)?;
                     }
                 }
             } else {
@@ -1327,14 +1323,7 @@ impl<'py> PyEncoder<'py> {
         }
         self.enter()?;
         let p = obj.as_ptr();
-        let is_list = unsafe { ffi::PyList_Check(p) != 0 };
-        let len = unsafe {
-            if is_list {
-                ffi::PyList_GET_SIZE(p)
-            } else {
-                ffi::PyTuple_GET_SIZE(p)
-            }
-        } as usize;
+        let (is_list, len) = list_or_tuple_len(p);
         self.enc.amf0_strict_array_start(len)?;
         for i in 0..len {
             let item = self.item(p, is_list, i, len)?;
@@ -1720,4 +1709,16 @@ pub fn amf3_encode<'py>(
         max_depth,
         Some(&MODULE_KEPT),
     )
+}
+
+/// Whether `p` (a list or a tuple) is a list, and its length.
+#[inline]
+fn list_or_tuple_len(p: *mut ffi::PyObject) -> (bool, usize) {
+    unsafe {
+        if ffi::PyList_Check(p) != 0 {
+            (true, ffi::PyList_GET_SIZE(p) as usize)
+        } else {
+            (false, ffi::PyTuple_GET_SIZE(p) as usize)
+        }
+    }
 }

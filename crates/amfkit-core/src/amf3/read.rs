@@ -226,14 +226,21 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             v.array_assoc(&mut array, &k, text, value)?;
             key = self.amf3_key(v)?;
         }
-        for i in 0..dense {
+        self.amf3_items(v, &mut array, dense)?;
+        self.leave();
+        v.array_end(array)
+    }
+
+    /// `len` values pushed onto `array` (an array's dense part, a Vector.<Object>).
+    #[inline]
+    fn amf3_items(&mut self, v: &mut V, array: &mut V::Array, len: usize) -> Result<()> {
+        for i in 0..len {
             let value = self
                 .read_amf3(v)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
-            v.array_push(&mut array, value)?;
+            v.array_push(array, value)?;
         }
-        self.leave();
-        v.array_end(array)
+        Ok(())
     }
 
     fn amf3_object(&mut self, v: &mut V) -> Result<V::Value> {
@@ -332,12 +339,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let (mut array, entry) =
             v.array_begin(ArrayKind::ObjectVector { fixed, type_name }, len, index)?;
         self.refs3.push(entry);
-        for i in 0..len {
-            let value = self
-                .read_amf3(v)
-                .map_err(|e| e.within(PathSegment::Index(i)))?;
-            v.array_push(&mut array, value)?;
-        }
+        self.amf3_items(v, &mut array, len)?;
         self.leave();
         v.array_end(array)
     }
