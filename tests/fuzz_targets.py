@@ -9,12 +9,13 @@ Python object builder and the class registry, the packet objects, and the gatewa
 ASGI application with every content type it answers.
 
 The promises:
-- a decoder returns a value or raises `amfkit.DecodeError`, nothing else;
+- a decoder returns a value or raises `amfkit.DecodeError`, nothing else, and the error's
+  text is bounded (`MAX_ERROR_TEXT`) whatever the input;
 - whatever decodes re-encodes, and decoding that gives the same graph (values, types and
   shared references) and the same bytes again;
 - the gateway answers every body with 200 (a well-formed answer), 400, 413 or 415,
   never a 500 and never an exception out of the ASGI call (204 for a JSON-RPC
-  notification).
+  notification), and no answer is much larger than its request (`answer_bound`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,22 @@ from graphs import assert_isomorphic
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+#: The longest text of a DecodeError (SECURITY.md: a reason of at most 1,024
+#: characters, a path of at most 16 segments of at most 64 characters).
+MAX_ERROR_TEXT = 3 * 1024
+
+
+def refused(e: amfkit.DecodeError) -> None:
+    """A decoder's refusal: bounded text, an offset."""
+    assert len(str(e)) <= MAX_ERROR_TEXT, f"an error text of {len(str(e))} characters"
+    assert e.offset is not None
+
+
+def answer_bound(request: bytes) -> int:
+    """The largest answer the gateway may give to `request`: an echo of it plus the
+    answer's own framing, or a bounded error."""
+    return max(8 * 1024, 2 * len(request))
 
 
 class FuzzPoint:
@@ -63,10 +80,32 @@ def seeds() -> dict[str, list[bytes]]:
     by_version: dict[int, list[bytes]] = {0: [], 3: []}
     for v in vectors:
         by_version[v["version"]].append((FIXTURES / v["file"]).read_bytes())
+    by_version[3] += _flex_messages()
     packets = [_packet(0, body) for body in by_version[0][:40]]
     packets += [_packet(3, b"\x11" + body) for body in by_version[3][:40]]
+    packets += [_flex_packet(body) for body in _flex_messages()]
     sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))]
     return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols}
+
+
+def _flex_messages() -> list[bytes]:
+    """Flex messages in their full and small forms (DSK, DSA, DSC), as AMF3 values."""
+    from amfkit.remoting import messages as m
+
+    return [
+        amf3.encode(m.RemotingMessage(destination="EchoService", operation="echo", body=[{"a": 1}], headers={"DSId": "nil"})),
+        amf3.encode(m.CommandMessage(operation=5, headers={"DSMessagingVersion": 1, "DSId": "nil"})),
+        amf3.encode(m.CommandMessageExt(operation=2, clientId="abc", headers={"DSId": "0123456789"})),
+        amf3.encode(m.AcknowledgeMessageExt(body=[1, "x"], correlationId="c", headers={"DSId": "d"})),
+        amf3.encode(m.AsyncMessageExt(body={"k": [1.5]}, destination="chat", correlationId="c")),
+        amf3.encode(m.ErrorMessage(faultCode="F", faultString="s", rootCause={"r": 1})),
+    ]
+
+
+def _flex_packet(message: bytes) -> bytes:
+    """A Flex body: target "null", response "/1", an AMF0 strict array holding the message."""
+    args = b"\x0a\x00\x00\x00\x01\x11" + message
+    return struct.pack(">HHH", 3, 0, 1) + _utf("null") + _utf("/1") + struct.pack(">I", len(args)) + args
 
 
 def _utf(s: str) -> bytes:
@@ -95,13 +134,15 @@ def codec(data: bytes, version: int) -> None:
     mod = amf0 if version == 0 else amf3
     try:
         values = [mod.decode(data)]
-    except amfkit.DecodeError:
+    except amfkit.DecodeError as e:
+        refused(e)
         values = None
     if values is not None:
         _round_trip(mod, values[0], version)
     try:
         stream = mod.Decoder().decode_all(data)
-    except amfkit.DecodeError:
+    except amfkit.DecodeError as e:
+        refused(e)
         return
     encoder = mod.Encoder()
     first = encoder.encode_all(stream)
@@ -131,7 +172,8 @@ def amf3_target(data: bytes) -> None:
 def packet_target(data: bytes) -> None:
     try:
         env = packet.decode(data)
-    except amfkit.DecodeError:
+    except amfkit.DecodeError as e:
+        refused(e)
         return
     first = packet.encode(env)
     again = packet.decode(first)
@@ -160,7 +202,8 @@ def sol_target(data: bytes) -> None:
 
     try:
         shared = sol.loads(data)
-    except amfkit.DecodeError:
+    except amfkit.DecodeError as e:
+        refused(e)
         return
     first = sol.dumps(shared)
     again = sol.loads(first)
@@ -228,6 +271,7 @@ def gateway_target(data: bytes) -> None:
     content_type = CONTENT_TYPES[data[0] % len(CONTENT_TYPES)]
     status, headers, out = post(data[1:], content_type)
     assert status in ANSWERS, (status, out[:300])
+    assert len(out) <= answer_bound(data), f"a {len(out)}-byte answer to {len(data)} bytes"
     if status == 200 and headers["content-type"] == "application/x-amf":
         packet.decode(out)  # a well-formed answer
     elif status == 200 and headers["content-type"] == "application/json":

@@ -47,6 +47,9 @@ MEMORY_CAP = 1 << 30
 CASE_SECONDS = 1.0
 CHILD_TIMEOUT = 60.0
 RSS_GROWTH_KB = 32 * 1024
+#: The longest text of an amfkit error, whatever the input (SECURITY.md): a reason of at
+#: most 1,024 characters, a path of at most 16 segments of at most 64 characters each.
+MAX_ERROR_TEXT = 3 * 1024
 
 
 # --- the parent side -----------------------------------------------------------------
@@ -79,6 +82,7 @@ class Outcome:
     rss_growth_kb: int = 0
     maxrss_kb: int = 0
     detail: str = ""
+    text_len: int = 0  # characters of str(error) for a DecodeError or EncodeError
 
     def describe(self) -> str:
         """Everything needed to reproduce and judge a failure, with the input in hex."""
@@ -184,6 +188,7 @@ def expect_decode_error(o: Outcome, *, match: str | None = None, seconds: float 
     bounds."""
     assert o.status == "DecodeError", o.describe()
     assert o.offset is not None and 0 <= o.offset <= len(o.case.data), o.describe()
+    assert o.text_len <= MAX_ERROR_TEXT, f"an error text of {o.text_len} characters\n  " + o.describe()
     if match is not None:
         assert match in (o.reason or ""), f"expected {match!r} in the reason\n  " + o.describe()
     expect_bounds(o, seconds=seconds, rss_kb=rss_kb)
@@ -725,9 +730,9 @@ def _child_main() -> None:
             r["value"] = ops[c["op"]](data, **c["kw"])
             r["status"] = "ok"
         except amfkit.DecodeError as e:
-            r.update(status="DecodeError", offset=e.offset, path=e.path, reason=e.reason)
+            r.update(status="DecodeError", offset=e.offset, path=e.path[:MAX_ERROR_TEXT], reason=e.reason[:MAX_ERROR_TEXT], text_len=len(str(e)))
         except amfkit.EncodeError as e:
-            r.update(status="EncodeError", path=e.path, reason=e.reason)
+            r.update(status="EncodeError", path=e.path[:MAX_ERROR_TEXT], reason=e.reason[:MAX_ERROR_TEXT], text_len=len(str(e)))
         except BaseException as e:  # noqa: BLE001 - reported, and fails the case
             import traceback
 

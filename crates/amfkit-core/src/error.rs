@@ -3,8 +3,36 @@
 //! The text is rendered only when shown. Messages are lowercase fragments naming what
 //! was expected and what was found, ending with where:
 //! `string length 268435455 exceeds the 10 bytes left, at byte 41 ($.body[0])`.
+//!
+//! An error's text is bounded whatever the input: a name from the input (a member name,
+//! a class alias) keeps at most [`MAX_SHOWN`] characters, a message at most
+//! [`MAX_MESSAGE`], and a path at most [`MAX_PATH_SHOWN`] segments (the outermost and
+//! innermost halves, with the number left out between them). AMF3 string references
+//! make a long name cheap to repeat at every level, so an unbounded path could grow to
+//! the square of the input's size.
 
+use std::borrow::Cow;
 use std::fmt;
+
+/// Characters of one input text (a member name, a class alias) kept in an error.
+pub const MAX_SHOWN: usize = 64;
+/// Characters of a message kept in an error (a data model's own text).
+pub const MAX_MESSAGE: usize = 1024;
+/// Path segments kept: the outermost and the innermost half.
+pub const MAX_PATH_SHOWN: usize = 16;
+
+/// `text` cut to `limit` characters, with `…` where it was cut.
+pub fn clip(text: &str, limit: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(limit) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+    }
+}
+
+/// An input text for a message: quoted and cut to [`MAX_SHOWN`] characters.
+pub fn shown(text: &str) -> String {
+    format!("{:?}", clip(text, MAX_SHOWN))
+}
 
 /// What went wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +87,13 @@ pub enum PathSegment {
     Named(&'static str, usize),
 }
 
+impl PathSegment {
+    /// A member name from the input, cut to [`MAX_SHOWN`] characters.
+    pub fn key(name: &str) -> Self {
+        PathSegment::Key(clip(name, MAX_SHOWN).into())
+    }
+}
+
 /// An AMF read or write error.
 #[derive(Clone, PartialEq)]
 pub struct Error(Box<Inner>);
@@ -67,8 +102,11 @@ pub struct Error(Box<Inner>);
 struct Inner {
     kind: ErrorKind,
     offset: usize,
-    /// Innermost segment first (pushed while the error travels up the stack).
+    /// Innermost segment first (pushed while the error travels up the stack): at most
+    /// [`MAX_PATH_SHOWN`], the innermost half then the outermost half.
     path: Vec<PathSegment>,
+    /// Segments left out between the two halves.
+    elided: usize,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -76,10 +114,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     #[cold]
     pub fn new(kind: ErrorKind, offset: usize) -> Self {
+        use ErrorKind::*;
+        let kind = match kind {
+            Unencodable(m) => Unencodable(clipped(m, MAX_MESSAGE)),
+            Custom(m) => Custom(clipped(m, MAX_MESSAGE)),
+            UnknownExternalizable(name) => UnknownExternalizable(clipped(name, MAX_SHOWN)),
+            kind => kind,
+        };
         Error(Box::new(Inner {
             kind,
             offset,
             path: Vec::new(),
+            elided: 0,
         }))
     }
 
@@ -110,16 +156,30 @@ impl Error {
     }
 
     /// Prepend a path segment (called by containers as the error passes through them).
+    /// Past [`MAX_PATH_SHOWN`] segments, the oldest of the outer half is left out.
     #[cold]
     pub fn within(mut self, segment: PathSegment) -> Self {
-        self.0.path.push(segment);
+        let segment = match segment {
+            PathSegment::Key(k) => PathSegment::Key(clipped(k, MAX_SHOWN)),
+            other => other,
+        };
+        let path = &mut self.0.path;
+        if path.len() == MAX_PATH_SHOWN {
+            path.remove(MAX_PATH_SHOWN / 2);
+            self.0.elided += 1;
+        }
+        path.push(segment);
         self
     }
 
-    /// The path as `$.items[3].owner`.
+    /// The path as `$.items[3].owner`; a long one as `$.a.b[…120 levels…].y.z`.
     pub fn path(&self) -> String {
         let mut out = String::from("$");
-        for seg in self.0.path.iter().rev() {
+        let inner = self.0.path.len().min(MAX_PATH_SHOWN / 2);
+        for (i, seg) in self.0.path.iter().enumerate().rev() {
+            if i + 1 == inner && self.0.elided > 0 {
+                out.push_str(&format!("[…{} levels…]", self.0.elided));
+            }
             match seg {
                 PathSegment::Index(i) => {
                     out.push('[');
@@ -194,6 +254,14 @@ impl Error {
     }
 }
 
+/// A boxed text cut to `limit` characters (no copy when it fits).
+fn clipped(text: Box<str>, limit: usize) -> Box<str> {
+    match clip(&text, limit) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(cut) => cut.into(),
+    }
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -241,7 +309,7 @@ mod tests {
             41,
         )
         .within(PathSegment::Index(0))
-        .within(PathSegment::Key("body".into()));
+        .within(PathSegment::key("body"));
         assert_eq!(
             e.to_string(),
             "string length 268435455 exceeds the 10 bytes left, at byte 41 ($.body[0])"
@@ -250,7 +318,40 @@ mod tests {
 
     #[test]
     fn odd_keys_are_quoted() {
-        let e = Error::custom("x", 0).within(PathSegment::Key("a b".into()));
+        let e = Error::custom("x", 0).within(PathSegment::key("a b"));
         assert_eq!(e.path(), "$[\"a b\"]");
+    }
+
+    #[test]
+    fn long_names_and_messages_are_clipped() {
+        let long = "n".repeat(100_000);
+        let e = Error::custom(long.clone(), 0).within(PathSegment::key(&long));
+        assert_eq!(e.reason().chars().count(), MAX_MESSAGE + 1);
+        assert_eq!(e.path(), format!("$[\"{}…\"]", "n".repeat(MAX_SHOWN)));
+        let e = Error::new(ErrorKind::UnknownExternalizable(long.into()), 0);
+        assert!(e.to_string().len() < 200, "{e}");
+    }
+
+    #[test]
+    fn deep_paths_keep_both_ends() {
+        let mut e = Error::custom("x", 0);
+        for i in 0..100 {
+            e = e.within(PathSegment::Index(i));
+        }
+        assert_eq!(
+            e.path(),
+            "$[99][98][97][96][95][94][93][92][…84 levels…][7][6][5][4][3][2][1][0]"
+        );
+        let mut short = Error::custom("x", 0);
+        for i in 0..MAX_PATH_SHOWN {
+            short = short.within(PathSegment::Index(i));
+        }
+        assert!(!short.path().contains('…'));
+    }
+
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        assert_eq!(clip("ééé", 2), "éé…");
+        assert_eq!(clip("ééé", 3), "ééé");
     }
 }

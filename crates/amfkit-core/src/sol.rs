@@ -126,10 +126,7 @@ fn read_member<'de, V: Visitor<'de>>(
     } else {
         de.read_amf0(v)
     };
-    let value = value.map_err(|e| {
-        e.or_offset(de.position())
-            .within(PathSegment::Key(key.into()))
-    })?;
+    let value = value.map_err(|e| e.or_offset(de.position()).within(PathSegment::key(key)))?;
     let at = de.position();
     match de.bytes().peek() {
         // The last member's padding byte may be missing.
@@ -142,7 +139,7 @@ fn read_member<'de, V: Visitor<'de>>(
                 format!("padding byte 0x{b:02x} after a member is not 0x00"),
                 at,
             )
-            .within(PathSegment::Key(key.into())))
+            .within(PathSegment::key(key)))
         }
     }
     Ok((key, value))
@@ -238,7 +235,7 @@ impl Sol {
             } else {
                 w.amf0(&mut enc, value, 0)
             };
-            r.map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
+            r.map_err(|e| e.within(PathSegment::key(key.as_str())))?;
             enc.sol_member_end();
         }
         enc.sol_end(slot)?;

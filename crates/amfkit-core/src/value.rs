@@ -530,7 +530,7 @@ impl ValueWriter {
                 for (i, (name, item)) in traits.sealed.iter().zip(sealed).enumerate() {
                     enc.amf0_utf(name)?;
                     self.amf0(enc, item, depth + 1)
-                        .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+                        .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
                     let _ = i;
                 }
                 self.amf0_members(enc, dynamic, depth)?;
@@ -553,7 +553,7 @@ impl ValueWriter {
         for (key, item) in members {
             enc.amf0_utf(key)?;
             self.amf0(enc, item, depth + 1)
-                .map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
+                .map_err(|e| e.within(PathSegment::key(key.as_str())))?;
         }
         enc.amf0_object_end();
         Ok(())
@@ -663,7 +663,7 @@ impl ValueWriter {
                 } else {
                     for (name, item) in traits.sealed.iter().zip(sealed) {
                         self.amf3(enc, item, depth + 1)
-                            .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+                            .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
                     }
                     if traits.dynamic {
                         self.amf3_members(enc, dynamic, depth)?;
@@ -705,7 +705,7 @@ impl ValueWriter {
             }
             enc.amf3_str(key)?;
             self.amf3(enc, item, depth + 1)
-                .map_err(|e| e.within(PathSegment::Key(key.as_str().into())))?;
+                .map_err(|e| e.within(PathSegment::key(key.as_str())))?;
         }
         enc.amf3_str("")
     }

@@ -16,6 +16,7 @@ use crate::errors::decode_err;
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
+use amfkit_core::error::shown;
 
 /// Aliases of Flex's collection wrappers, whose externalizable body is one value.
 pub const ARRAY_COLLECTION: &str = "flex.messaging.io.ArrayCollection";
@@ -179,9 +180,9 @@ impl<'py> PyVisitor<'py> {
                 if err.is_instance_of::<PyAttributeError>(self.py) {
                     return Err(Error::custom(
                         format!(
-                            "member {:?} cannot be set on registered class {:?}",
-                            key.to_string_lossy(),
-                            info.alias
+                            "member {} cannot be set on registered class {}",
+                            shown(&key.to_string_lossy()),
+                            shown(&info.alias)
                         ),
                         Error::UNKNOWN_OFFSET,
                     ));
@@ -476,8 +477,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 };
                 return Err(Error::custom(
                     format!(
-                        "class {:?} is registered as {}, but the input says it is {says}",
-                        def.class_name,
+                        "class {} is registered as {}, but the input says it is {says}",
+                        shown(def.class_name),
                         if info.externalizable {
                             "externalizable"
                         } else {
@@ -744,7 +745,11 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 #[cold]
 fn dunder(name: &str, alias: &str) -> Error {
     Error::custom(
-        format!("member {name:?} is not allowed on registered class {alias:?}"),
+        format!(
+            "member {} is not allowed on registered class {}",
+            shown(name),
+            shown(alias)
+        ),
         Error::UNKNOWN_OFFSET,
     )
 }
@@ -771,8 +776,8 @@ pub struct Options {
     pub tz_aware: bool,
 }
 
-/// Borrow the input: bytes directly; any other buffer is copied first (so a hook
-/// cannot change it under the reader).
+/// Borrow the input: bytes directly; any other buffer is copied first, in C order (so a
+/// hook cannot change it under the reader, and a strided memoryview reads as its bytes).
 pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
     if let Ok(b) = data.cast::<PyBytes>() {
         return f(b.as_bytes());
@@ -780,19 +785,13 @@ pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<
     if data.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err("decode expects bytes, not str"));
     }
-    let copy: Vec<u8> = unsafe {
-        let mut view: ffi::Py_buffer = std::mem::zeroed();
-        if ffi::PyObject_GetBuffer(data.as_ptr(), &mut view, ffi::PyBUF_SIMPLE) != 0 {
-            ffi::PyErr_Clear();
-            return Err(PyTypeError::new_err(format!(
-                "decode expects bytes or a buffer, not {}",
-                data.get_type().name()?
-            )));
-        }
-        let v = std::slice::from_raw_parts(view.buf as *const u8, view.len as usize).to_vec();
-        ffi::PyBuffer_Release(&mut view);
-        v
-    };
+    if unsafe { ffi::PyObject_CheckBuffer(data.as_ptr()) } == 0 {
+        return Err(PyTypeError::new_err(format!(
+            "decode expects bytes or a buffer, not {}",
+            data.get_type().name()?
+        )));
+    }
+    let copy = crate::buffer::copy_buffer(data)?;
     f(&copy)
 }
 

@@ -70,11 +70,8 @@ unsafe fn utf8<'a>(p: *mut ffi::PyObject) -> Option<&'a str> {
 
 /// A member name for an error path.
 #[cold]
-fn key_text(key: &Bound<'_, PyAny>) -> Box<str> {
-    match unsafe { utf8(key.as_ptr()) } {
-        Some(s) => s.into(),
-        None => "?".into(),
-    }
+fn key_text(key: &Bound<'_, PyAny>) -> PathSegment {
+    PathSegment::key(unsafe { utf8(key.as_ptr()) }.unwrap_or("?"))
 }
 
 /// The kinds of value the cold paths tell apart (the hot exact types are handled
@@ -496,8 +493,7 @@ impl<'py> PyEncoder<'py> {
                 .error("an empty member name cannot be written in amf3"));
         }
         self.amf3_str_obj(key)?;
-        self.amf3(value)
-            .map_err(|e| e.within(PathSegment::Key(key_text(key))))
+        self.amf3(value).map_err(|e| e.within(key_text(key)))
     }
 
     #[inline]
@@ -509,7 +505,7 @@ impl<'py> PyEncoder<'py> {
         }
         self.enc.amf3_str(key)?;
         self.amf3(value)
-            .map_err(|e| e.within(PathSegment::Key(key.into())))
+            .map_err(|e| e.within(PathSegment::key(key)))
     }
 
     /// An AMF3 Dictionary (any key type); `ObjectKey` wrappers are unwrapped.
@@ -657,7 +653,7 @@ impl<'py> PyEncoder<'py> {
                 let weak = self
                     .getattr(obj, self.t.names.weak_keys)?
                     .is_truthy()
-                    .unwrap_or(false);
+                    .map_err(|e| self.set(e))?;
                 return self.amf3_dictionary(obj, weak);
             }
             Cold::ObjectVector => return self.amf3_object_vector(obj),
@@ -735,14 +731,8 @@ impl<'py> PyEncoder<'py> {
             if ffi::PyBytes_Check(p) != 0 {
                 return Ok(obj.cast_unchecked::<PyBytes>().as_bytes().to_vec());
             }
-            let mut view: ffi::Py_buffer = std::mem::zeroed();
-            if ffi::PyObject_GetBuffer(p, &mut view, ffi::PyBUF_SIMPLE) != 0 {
-                return Err(self.fail());
-            }
-            let v = std::slice::from_raw_parts(view.buf as *const u8, view.len as usize).to_vec();
-            ffi::PyBuffer_Release(&mut view);
-            Ok(v)
         }
+        crate::buffer::copy_buffer(obj).map_err(|e| self.set(e))
     }
 
     /// Milliseconds since the epoch of a datetime (naive = UTC) or a date (midnight UTC).
@@ -1056,7 +1046,7 @@ impl<'py> PyEncoder<'py> {
             for (j, name) in names.iter().enumerate() {
                 let v = self.item(row.as_ptr(), !is_tuple, j, names.len())?;
                 self.amf3(&v).map_err(|e| {
-                    e.within(PathSegment::Key(name.as_str().into()))
+                    e.within(PathSegment::key(name.as_str()))
                         .within(PathSegment::Index(i))
                 })?;
             }
@@ -1134,7 +1124,7 @@ impl<'py> PyEncoder<'py> {
                 unsafe { Bound::from_borrowed_ptr(self.py, v) }
             };
             self.amf3(&v)
-                .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+                .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
         }
         if dynamic {
             for (k, v) in self.dict_items(d) {
@@ -1152,24 +1142,38 @@ impl<'py> PyEncoder<'py> {
 
     fn str_of_key(&mut self, k: &Bound<'py, PyAny>) -> Result<&'py str> {
         if unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
-            let r = k.repr().map(|r| r.to_string()).unwrap_or_default();
+            let name = self.type_name(k);
             return Err(self
                 .enc
-                .error(format!("a member name must be a str, not {r}")));
+                .error(format!("a member name must be a str, not {name}")));
         }
         self.str_of(k.as_ptr())
     }
 
+    /// An attribute, or None when the object does not have it (AttributeError). Any
+    /// other exception (a property that raises) passes through unchanged.
+    #[inline]
+    fn attr_if_any(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: *mut ffi::PyObject,
+    ) -> Result<Option<Bound<'py, PyAny>>> {
+        let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
+        if !v.is_null() {
+            return Ok(Some(unsafe { Bound::from_owned_ptr(self.py, v) }));
+        }
+        if unsafe { ffi::PyErr_ExceptionMatches(ffi::PyExc_AttributeError) } != 0 {
+            unsafe { ffi::PyErr_Clear() };
+            return Ok(None);
+        }
+        Err(self.fail())
+    }
+
     /// An instance's `__dict__` when it has one that is a dict.
     #[inline]
-    fn instance_dict(&self, obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
-        let d = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), self.t.names.dict) };
-        if d.is_null() {
-            unsafe { ffi::PyErr_Clear() };
-            return None;
-        }
-        let d = unsafe { Bound::from_owned_ptr(self.py, d) };
-        (unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0).then_some(d)
+    fn instance_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<Option<Bound<'py, PyAny>>> {
+        let d = self.attr_if_any(obj, self.t.names.dict)?;
+        Ok(d.filter(|d| unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0))
     }
 
     /// The dynamic members of a registered instance: its `__dict__` then its slots,
@@ -1180,7 +1184,7 @@ impl<'py> PyEncoder<'py> {
         info: &ClassInfo,
     ) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let mut out = Vec::new();
-        if let Some(d) = self.instance_dict(obj) {
+        if let Some(d) = self.instance_dict(obj)? {
             let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
             for (k, v) in self.dict_items(d.as_ptr()) {
                 if filter {
@@ -1198,26 +1202,22 @@ impl<'py> PyEncoder<'py> {
             if info.static_set.contains(text) || info.exclude.contains(text) {
                 continue;
             }
-            let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name.as_ptr()) };
-            if v.is_null() {
-                unsafe { ffi::PyErr_Clear() };
-                continue;
+            if let Some(v) = self.attr_if_any(obj, name.as_ptr())? {
+                out.push((name.clone().into_any(), v));
             }
-            out.push((name.clone().into_any(), unsafe {
-                Bound::from_owned_ptr(self.py, v)
-            }));
         }
         Ok(out)
     }
 
     /// A static member's value (undefined when the instance does not have it).
-    fn static_value(&mut self, obj: &Bound<'py, PyAny>, name: &Py<PyString>) -> Bound<'py, PyAny> {
-        let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name.as_ptr()) };
-        if v.is_null() {
-            unsafe { ffi::PyErr_Clear() };
-            return unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) };
-        }
-        unsafe { Bound::from_owned_ptr(self.py, v) }
+    fn static_value(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &Py<PyString>,
+    ) -> Result<Bound<'py, PyAny>> {
+        Ok(self
+            .attr_if_any(obj, name.as_ptr())?
+            .unwrap_or_else(|| unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }))
     }
 
     fn amf3_registered(&mut self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> Result<()> {
@@ -1241,14 +1241,14 @@ impl<'py> PyEncoder<'py> {
             return Ok(());
         }
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_value(obj, name_py);
+            let v = self.static_value(obj, name_py)?;
             self.amf3(&v)
-                .map_err(|e| e.within(PathSegment::Key(name.as_str().into())))?;
+                .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
         }
         if info.dynamic {
             if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
                 // The common case: every attribute in `__dict__`, written in place.
-                if let Some(d) = self.instance_dict(obj) {
+                if let Some(d) = self.instance_dict(obj)? {
                     let mut pos = 0;
                     while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
                         self.amf3_member_obj(&k, &v)?;
@@ -1375,7 +1375,7 @@ impl<'py> PyEncoder<'py> {
     fn amf0_member(&mut self, key: &str, value: &Bound<'py, PyAny>) -> Result<()> {
         self.enc.amf0_utf(key)?;
         self.amf0(value)
-            .map_err(|e| e.within(PathSegment::Key(key.into())))
+            .map_err(|e| e.within(PathSegment::key(key)))
     }
 
     fn amf0_ecma(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
@@ -1469,7 +1469,7 @@ impl<'py> PyEncoder<'py> {
         self.enc.amf0_typed_object_start(&info.alias)?;
         self.enter()?;
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_value(obj, name_py);
+            let v = self.static_value(obj, name_py)?;
             self.amf0_member(name, &v)?;
         }
         if info.dynamic {

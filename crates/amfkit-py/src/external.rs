@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use amfkit_core::{Decoder as CoreDecoder, Result};
+use amfkit_core::{Decoder as CoreDecoder, Error, Result};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -52,6 +52,14 @@ impl DataInput {
 
 #[pymethods]
 impl DataInput {
+    /// A `DecodeError` at the reader's position, for a `__readamf__` that finds its bytes
+    /// malformed: `raise input.error("...")` (the text is cut to 1,024 characters).
+    fn error(&self, py: Python<'_>, reason: &str) -> PyResult<Py<PyAny>> {
+        let (de, _) = self.parts()?;
+        let err = decode_err(py, Error::custom(reason, de.position()), None);
+        Ok(err.into_value(py).into_any())
+    }
+
     /// The next AMF3 value (`readObject`), sharing the reference tables of the stream.
     fn read_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let (de, v) = self.parts()?;

@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod buffer;
 mod decode;
 mod encode;
 mod errors;

@@ -88,7 +88,7 @@ pub fn encode_sol<'py>(
             } else {
                 e.amf0(&value)
             };
-            r.map_err(|err| err.within(PathSegment::Key(key.into())))?;
+            r.map_err(|err| err.within(PathSegment::key(key)))?;
             e.enc.sol_member_end();
         }
         e.enc.sol_end(slot)

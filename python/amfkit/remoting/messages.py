@@ -238,7 +238,7 @@ def _read_flags(input: Any) -> list[int]:
         if not f & 0x80:
             return flags
         if len(flags) > 16:
-            raise ValueError("a small-form message with more than 16 flag bytes")
+            raise input.error("a small-form message with more than 16 flag bytes")
 
 
 def _skip(input: Any, flags: int, known: int) -> None:

@@ -150,7 +150,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         while let Some((text, key)) = self.amf0_key(v)? {
             let value = self
                 .read_amf0(v)
-                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
+                .map_err(|e| e.within(PathSegment::key(text)))?;
             v.object_dynamic(&mut object, &traits, &key, text, value)?;
         }
         self.leave();
@@ -169,7 +169,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         while let Some((text, key)) = self.amf0_key(v)? {
             let value = self
                 .read_amf0(v)
-                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
+                .map_err(|e| e.within(PathSegment::key(text)))?;
             v.array_assoc(&mut array, &key, text, value)?;
         }
         self.leave();

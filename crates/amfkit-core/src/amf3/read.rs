@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use super::marker as m;
-use crate::error::{Error, ErrorKind, PathSegment, Result};
+use crate::error::{clip, Error, ErrorKind, PathSegment, Result, MAX_SHOWN};
 use crate::read::{Decoder, TraitsEntry};
 use crate::visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 
@@ -222,7 +222,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         while let Some((text, k)) = key {
             let value = self
                 .read_amf3(v)
-                .map_err(|e| e.within(PathSegment::Key(text.into())))?;
+                .map_err(|e| e.within(PathSegment::key(text)))?;
             v.array_assoc(&mut array, &k, text, value)?;
             key = self.amf3_key(v)?;
         }
@@ -270,19 +270,24 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         if traits.externalizable {
             let class_name = traits.names.first().copied().unwrap_or("");
             v.object_external(&mut object, &traits.model, self)
-                .map_err(|e| e.within(PathSegment::Key(format!("<{class_name}>").into())))?;
+                .map_err(|e| {
+                    e.within(PathSegment::key(&format!(
+                        "<{}>",
+                        clip(class_name, MAX_SHOWN)
+                    )))
+                })?;
         } else {
             for (slot, name) in traits.names.iter().enumerate().skip(1) {
                 let value = self
                     .read_amf3(v)
-                    .map_err(|e| e.within(PathSegment::Key((*name).into())))?;
+                    .map_err(|e| e.within(PathSegment::key(name)))?;
                 v.object_sealed(&mut object, &traits.model, slot - 1, value)?;
             }
             if traits.dynamic {
                 while let Some((text, k)) = self.amf3_key(v)? {
                     let value = self
                         .read_amf3(v)
-                        .map_err(|e| e.within(PathSegment::Key(text.into())))?;
+                        .map_err(|e| e.within(PathSegment::key(text)))?;
                     v.object_dynamic(&mut object, &traits.model, &k, text, value)?;
                 }
             }

@@ -1,0 +1,47 @@
+"""Bounded text of input values, for errors, faults, HTTP bodies and log lines.
+
+A name, a destination or an operation comes from the client and can be megabytes long
+(AMF3 string references make a long text cheap to repeat). Every text amfkit builds from
+input goes through `shown` (one value) or `clip` (a whole message), so no error, fault,
+HTTP body or log line carries more than a small fixed amount of input. The Rust core
+bounds its own error texts the same way (`amfkit_core::error`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MAX_SHOWN", "MAX_MESSAGE", "shown", "clip"]
+
+#: Characters of one input text shown in a message (names, targets, operations).
+MAX_SHOWN = 64
+#: Characters of a whole message built by amfkit (a fault text, a 4xx body).
+MAX_MESSAGE = 1024
+
+_ELLIPSIS = "…"
+
+
+def shown(value: Any, limit: int = MAX_SHOWN) -> str:
+    """`value` for a message, at most about `limit` characters plus a short note: a str
+    is quoted (repr) and cut; a bool, int, float or None is its repr; bytes say their
+    length; anything else is named by its type only (its repr could be any size)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}{_ELLIPSIS} ({len(value)} characters)"
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, int):
+        if -(10**18) < value < 10**18:
+            return repr(value)
+        return f"<int of {value.bit_length()} bits>"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{type(value).__name__} of {len(value)} bytes>"
+    return f"<{type(value).__name__}>"
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text` cut to `limit` characters, with a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{_ELLIPSIS} ({len(text) - limit} more characters)"
