@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_SHOWN", "MAX_MESSAGE", "shown", "clip"]
+__all__ = ["MAX_SHOWN", "MAX_MESSAGE", "shown", "clip", "error_text"]
 
 #: Characters of one input text shown in a message (names, targets, operations).
 MAX_SHOWN = 64
@@ -45,3 +45,13 @@ def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}{_ELLIPSIS} ({len(text) - limit} more characters)"
+
+
+def error_text(error: BaseException, limit: int = MAX_MESSAGE) -> str:
+    """An exception's text, clipped; its type's name when it has none or cannot give one
+    (an exception's text can be the repr of any value, and `str()` can raise)."""
+    try:
+        text = str(error) or type(error).__name__
+    except Exception:
+        text = type(error).__name__
+    return clip(text, limit)

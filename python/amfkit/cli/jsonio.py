@@ -35,6 +35,8 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
+from .._text import MAX_SHOWN, clip, shown
+
 __all__ = ["dumps", "iter_json", "loads", "from_json", "JSONInputError"]
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
@@ -264,7 +266,7 @@ def from_json(doc: Any) -> Any:
     ]
 
     def fail(path: str, message: str) -> JSONInputError:
-        return JSONInputError(f"{message}, at {path}")
+        return JSONInputError(clip(f"{message}, at {path}"))
 
     while stack:
         node, path, store = stack.pop()
@@ -282,11 +284,11 @@ def from_json(doc: Any) -> Any:
         if tag is not None and "__alias__" not in node:
             extra = set(node) - _TAG_KEYS[tag]
             if extra:
-                raise fail(path, f"unexpected keys {sorted(extra)} beside {tag!r}")
+                raise fail(path, f"unexpected keys {clip(str(sorted(extra)), MAX_SHOWN)} beside {tag!r}")
             arg = node[tag]
             if tag == "__ref__":
                 if not isinstance(arg, str) or arg not in built:
-                    raise fail(path, f"__ref__ {arg!r} names no container that comes before it")
+                    raise fail(path, f"__ref__ {shown(arg)} names no container that comes before it")
                 store(built[arg])
             elif tag == "__bytes__":
                 if not isinstance(arg, str):
@@ -370,13 +372,13 @@ def _dictionary_filler(d: Any, slots: list, object_key: type) -> Callable[[], No
 
 def _date_from_json(arg: Any, tz: Any, path: str, date_type: type) -> Any:
     if not isinstance(tz, int) or isinstance(tz, bool):
-        raise JSONInputError(f"tz must be an integer number of minutes, at {path}")
+        raise JSONInputError(clip(f"tz must be an integer number of minutes, at {path}"))
     if isinstance(arg, str) and arg not in _SPECIAL_FLOATS:
         text = arg[:-1] + "+00:00" if arg.endswith(("Z", "z")) else arg
         try:
             dt = _dt.datetime.fromisoformat(text)
         except ValueError:
-            raise JSONInputError(f"__date__ {arg!r} is not an ISO 8601 date, at {path}") from None
+            raise JSONInputError(clip(f"__date__ {shown(arg)} is not an ISO 8601 date, at {path}")) from None
         if dt.tzinfo is not None:
             dt = dt.astimezone(_dt.timezone.utc).replace(tzinfo=None)
         return dt if not tz else date_type(_millis(dt), tz)
@@ -384,7 +386,7 @@ def _date_from_json(arg: Any, tz: Any, path: str, date_type: type) -> Any:
         return date_type(_SPECIAL_FLOATS[arg], tz)
     if isinstance(arg, (int, float)) and not isinstance(arg, bool):
         return date_type(float(arg), tz)
-    raise JSONInputError(f"__date__ must be an ISO 8601 string or milliseconds, at {path}")
+    raise JSONInputError(clip(f"__date__ must be an ISO 8601 string or milliseconds, at {path}"))
 
 
 def _millis(dt: _dt.datetime) -> float:

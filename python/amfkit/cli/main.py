@@ -31,6 +31,7 @@ __all__ = ["main", "build_parser"]
 PROG = "amfkit"
 # The experiments registered in amfkit.benchlab (importing it imports no peer library).
 from ..benchlab import EXPERIMENTS as _EXPERIMENTS  # noqa: E402
+from .._text import MAX_MESSAGE, clip, shown  # noqa: E402
 
 BENCH_SUITES = tuple(_EXPERIMENTS)
 
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except CLIError as e:
-        print(f"{PROG} {args.command}: {e}", file=sys.stderr)
+        print(f"{PROG} {args.command}: {clip(str(e))}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # The reader went away (`amfkit decode big.amf | head`): stop quietly.
@@ -334,7 +335,7 @@ def cmd_sol(args: argparse.Namespace) -> int:
 
         n = len(shared)
         out.write(
-            f"# sol {shared.name!r}, amf{shared.amf_version}, {n} member{'' if n == 1 else 's'}, "
+            f"# sol {shown(shared.name)}, amf{shared.amf_version}, {n} member{'' if n == 1 else 's'}, "
             f"{len(data)} byte{'' if len(data) == 1 else 's'}\n"
         )
         # The members are the roots of one tree walk, so that tags span them.
@@ -368,7 +369,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     except Fault as e:
         print(f"amfkit call: fault {e.code}: {e.message}", file=sys.stderr)
         if e.details:
-            print(str(e.details), file=sys.stderr)
+            print(_details_text(e.details), file=sys.stderr)
         return 1
     except TransportError as e:
         raise CLIError(str(e)) from None
@@ -386,6 +387,28 @@ def cmd_call(args: argparse.Namespace) -> int:
             out.write(line + "\n")
     out.flush()
     return 0
+
+
+def _details_text(details: Any) -> str:
+    """A fault's details from the server, in at most about `amfkit._text.MAX_MESSAGE`
+    characters: a string clipped, any other value as its JSON when that is short, else
+    by its type (the JSON is written piece by piece and given up past the bound, so a
+    large value is never written whole)."""
+    if isinstance(details, str):
+        return clip(details)
+    from .jsonio import iter_json
+
+    pieces: list[str] = []
+    size = 0
+    try:
+        for piece in iter_json(details, indent=None):
+            pieces.append(piece)
+            size += len(piece)
+            if size > MAX_MESSAGE:
+                return f"{shown(details)} (its JSON is longer than {MAX_MESSAGE} characters)"
+    except Exception:
+        return shown(details)
+    return "".join(pieces)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

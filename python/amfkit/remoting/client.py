@@ -59,6 +59,7 @@ except ImportError as e:  # pragma: no cover - httpx is the client's one depende
     raise ImportError(f"amfkit.remoting.client needs httpx (pip install httpx): {e}") from e
 
 from .. import __version__
+from .._text import MAX_SHOWN, clip, shown
 from . import messages
 from .packet import Body, Envelope, Header
 from .packet import decode as decode_packet
@@ -143,7 +144,7 @@ class Pending(Generic[_R]):
         elif self._error is not None:
             state = f"failed {self._error!r}"
         else:
-            state = f"result {self._value!r:.60}"
+            state = f"result {shown(self._value)}"
         return f"<Pending {self.target} {state}>"
 
 
@@ -246,21 +247,34 @@ def _fault_from_status(status: Any) -> Fault:
         description = _member(status, "message")
     if description is None:
         description = status if isinstance(status, str) else ""
-    code = _member(status, "code")
-    fault = Fault(str(description), code=str(code) if code is not None else "Server.Processing", details=_member(status, "details"))
+    fault = Fault(_reply_text(description), code=_reply_code(_member(status, "code")), details=_member(status, "details"))
     fault.raw = status
     return fault
 
 
 def _fault_from_error_message(error: messages.ErrorMessage) -> Fault:
-    code = error.faultCode
+    text = getattr(error, "faultString", None)
     fault = Fault(
-        str(error.faultString) if error.faultString is not None else "",
-        code=str(code) if code is not None else "Server.Processing",
-        details=error.faultDetail,
+        _reply_text(text) if text is not None else "",
+        code=_reply_code(getattr(error, "faultCode", None)),
+        details=getattr(error, "faultDetail", None),
     )
     fault.raw = error
     return fault
+
+
+def _reply_text(value: Any) -> str:
+    """A fault text from a reply: a string as it is (`Fault` cuts it to
+    `amfkit._text.MAX_MESSAGE`), any other value shown by its type (its str could be any
+    size)."""
+    return value if isinstance(value, str) else shown(value)
+
+
+def _reply_code(code: Any) -> str:
+    """A fault code from a reply, at most `amfkit._text.MAX_SHOWN` characters."""
+    if code is None:
+        return "Server.Processing"
+    return clip(code, MAX_SHOWN) if isinstance(code, str) else shown(code)
 
 
 class _Core:
@@ -401,7 +415,7 @@ class _Core:
         content_type = response.headers.get("content-type", "")
         if response.status_code != 200:
             raise TransportError(
-                f"the gateway answered HTTP {response.status_code} {response.reason_phrase}"
+                f"the gateway answered HTTP {response.status_code} {clip(response.reason_phrase, MAX_SHOWN)}"
                 + _snippet(content_type, content),
                 url=url,
                 status=response.status_code,
@@ -410,7 +424,7 @@ class _Core:
             )
         if CONTENT_TYPE not in content_type.lower():
             raise TransportError(
-                f"the gateway answered {content_type or 'no content type'}, not {CONTENT_TYPE}"
+                f"the gateway answered {clip(content_type, MAX_SHOWN) if content_type else 'no content type'}, not {CONTENT_TYPE}"
                 + _snippet(content_type, content),
                 url=url,
                 status=200,
@@ -423,7 +437,7 @@ class _Core:
             # amfkit.DecodeError (a ValueError), or a Flex small form's reader refusing
             # its bytes
             raise TransportError(
-                f"the gateway's reply is not a valid AMF packet: {e}",
+                clip(f"the gateway's reply is not a valid AMF packet: {e}"),
                 url=url,
                 status=200,
                 content_type=content_type,
@@ -508,7 +522,9 @@ class _Core:
         headers = getattr(ack, "headers", None)
         dsid = headers.get("DSId") if isinstance(headers, Mapping) else None
         client_id = getattr(ack, "clientId", None)
-        self._dsid = str(dsid or client_id or "nil")
+        # Only text is taken (the id goes back in a header; a value of another type
+        # from the reply could be of any size).
+        self._dsid = next((i for i in (dsid, client_id) if isinstance(i, str) and i), "nil")
         self._client_id = client_id
 
     def _forget_credentials(self) -> None:
@@ -668,7 +684,7 @@ class _Reply:
 
 
 def _transport_error(e: httpx.HTTPError, url: str) -> TransportError:
-    return TransportError(f"{type(e).__name__}: {str(e) or 'no detail'} ({url})", url=url)
+    return TransportError(clip(f"{type(e).__name__}: {str(e) or 'no detail'} ({url})"), url=url)
 
 
 def _fail_all(calls: list[_Call], error: BaseException) -> None:

@@ -61,7 +61,11 @@ AMF remoting
 Faults: a `Fault` raised by a service keeps its code and message (and `details`); any
 other exception becomes `Server.Processing` with the exception's message, logged with its
 traceback on the "amfkit.gateway" logger. The traceback is sent to the client only with
-`debug=True`.
+`debug=True`. Anything that fails between the request and the service (a Flex message
+missing fields or holding odd types, a session store, the authenticator) is a fault for
+its body, never a 500. Texts built from input (faults, 4xx bodies, log lines) quote at
+most 64 characters of any one input value and are at most 1,024 characters long
+(`amfkit._text`; docs/limits.md, "Texts built from input").
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from .. import _amfkit
+from .._text import MAX_SHOWN, clip, error_text, shown
 from . import http as _http
 from . import packet
 from .messages import (
@@ -91,7 +96,7 @@ from .messages import (
     RemotingMessage,
 )
 from .packet import Body, Envelope, Header
-from .services import INTERNAL_ERROR_MESSAGE, Context, Fault, Principal, Services, awaitable
+from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Fault, Principal, Services, awaitable
 from .sessions import PRINCIPAL_KEY, MemorySessionStore, Session, SessionStore, new_session_id
 
 __all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
@@ -127,6 +132,8 @@ class Gateway:
       hold, counted before parsing (over it: the protocol's parse error, -32700);
       their nesting is bounded by the parsers (JSON: Python's recursion limit; XML-RPC
       values: `xmlrpc.MAX_DEPTH`).
+    - `max_calls`: the most calls one request may carry: AMF bodies (over: 400), a
+      JSON-RPC batch (over: -32600) or an XML-RPC system.multicall (over: a fault).
     - `body_timeout`: seconds a request body may take to arrive after the headers
       under ASGI (408 and the connection closed past it; None: no deadline).
     - `session_store`: where sessions live (default: a `MemorySessionStore`).
@@ -149,6 +156,7 @@ class Gateway:
         max_body_size: int = _http.DEFAULT_MAX_BODY_SIZE,
         max_depth: int = 64,
         max_objects: int = 1_000_000,
+        max_calls: int = DEFAULT_MAX_CALLS,
         body_timeout: float | None = _http.DEFAULT_BODY_TIMEOUT,
         session_store: SessionStore | None = None,
         path: str | None = "/gateway",
@@ -171,6 +179,9 @@ class Gateway:
         self.max_body_size = int(max_body_size)
         self.max_depth = int(max_depth)
         self.max_objects = int(max_objects)
+        if max_calls < 1:
+            raise ValueError("max_calls must be positive")
+        self.max_calls = int(max_calls)
         self.body_timer = _http.BodyTimer(body_timeout)
         self.sessions: SessionStore = session_store if session_store is not None else MemorySessionStore()
         if path is not None and not path.startswith("/"):
@@ -205,7 +216,15 @@ class Gateway:
                     return
                 if message["type"] == "http.request" and not message.get("more_body"):
                     timer.stop(task)  # else the general path goes on with the same deadline
-                    out = await self._fast_amf(message.get("body", b""))
+                    try:
+                        out = await self._fast_amf(message.get("body", b""))
+                    except Exception:
+                        # Every body's failure is a fault already: this is a bug, answered
+                        # as the general core answers one (services were called, so the
+                        # packet is not run again there).
+                        logger.exception("unexpected error answering an AMF request")
+                        await _http.send_response(send, _http.text_response(500, "internal server error"))
+                        return
                     if out is not None:
                         headers = [_CONTENT_TYPE_AMF]
                         if self.gzip_threshold is not None:
@@ -279,14 +298,14 @@ class Gateway:
     async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _http.Response:
         where, _, query = path.partition("?")
         if self.path is not None and where != self.path and where.rstrip("/") != self.path:
-            return _http.text_response(404, f"not found: {where} (the gateway answers at {self.path})")
+            return _http.text_response(404, f"not found: {clip(where, MAX_SHOWN)} (the gateway answers at {self.path})")
         try:
             if method == "POST":
                 status, ctype, out = await self._post(query, headers, body)
             elif method == "GET":
                 status, ctype, out = 200, "application/json", self._discovery()
             else:
-                return _http.text_response(405, f"method {method} not allowed", [("allow", "GET, POST")])
+                return _http.text_response(405, f"method {clip(method, MAX_SHOWN)} not allowed", [("allow", "GET, POST")])
         except _http.HTTPError as e:
             return e.response()
         out_headers = [("content-type", ctype)]
@@ -313,7 +332,7 @@ class Gateway:
             return await self._call_rpc("xmlrpc", "XML-RPC", "text/xml", body, headers)
         raise _http.HTTPError(
             415,
-            f"unsupported content type {kind!r} (application/x-amf, application/json or text/xml)",
+            f"unsupported content type {shown(kind)} (application/x-amf, application/json or text/xml)",
         )
 
     def _discovery(self) -> bytes:
@@ -330,10 +349,16 @@ class Gateway:
         refusal = module.budget_error(body, self.max_objects)  # before anything is parsed
         if refusal is not None:
             return 200, ctype, refusal
-        principal = await self._basic_auth(headers.get("authorization"))
+        try:
+            principal = await self._basic_auth(headers.get("authorization"))
+        except _http.HTTPError:
+            raise
+        except Exception as e:  # the authenticator failed: the call is not made
+            logger.error("the authenticator failed: %s", error_text(e), exc_info=e)
+            raise _http.HTTPError(401, "authentication failed", [("www-authenticate", 'Basic realm="amfkit"')]) from None
         context = Context(protocol=name, principal=principal, headers=dict(headers))
         try:
-            out = await module.handle(body, self.services, context, debug=self.debug)
+            out = await module.handle(body, self.services, context, debug=self.debug, max_calls=self.max_calls)
         except Exception:
             logger.exception("%s handler failed", label)
             raise _http.HTTPError(500, f"{label} handler failed") from None
@@ -373,15 +398,19 @@ class Gateway:
         if not data:
             raise _http.HTTPError(400, "empty request body (an AMF remoting packet was expected)")
         try:
-            return _amfkit.decode_packet(
+            version, headers, bodies = _amfkit.decode_packet(
                 data, max_depth=self.max_depth, max_objects=self.max_objects, max_size=self.max_body_size
             )
         except _amfkit.DecodeError as e:
-            raise _http.HTTPError(400, f"malformed AMF packet: {e}") from None
-        except (ValueError, TypeError, LookupError, AttributeError) as e:
-            # An externalizable reader (a Flex small form) refused its bytes.
+            raise _http.HTTPError(400, clip(f"malformed AMF packet: {e}")) from None
+        except Exception as e:
+            # An externalizable reader (a Flex small form, a registered class's
+            # __readamf__) refused its bytes: still the request's fault.
             logger.debug("malformed AMF packet", exc_info=True)
-            raise _http.HTTPError(400, f"malformed AMF packet: {e}") from None
+            raise _http.HTTPError(400, clip(f"malformed AMF packet: {error_text(e)}")) from None
+        if len(bodies) > self.max_calls:
+            raise _http.HTTPError(400, f"a packet of {len(bodies)} bodies, more than the {self.max_calls} allowed")
+        return version, headers, bodies
 
     async def _answer_packet(
         self, version: int, headers: list[tuple[str, bool, Any]], bodies: list[tuple[str, str, Any]], query: str
@@ -394,11 +423,17 @@ class Gateway:
                 return await self._answer_plain(version, bodies, plain)
         envelope = Envelope(version, [Header(n, v, mu) for n, mu, v in headers], [Body(t, r, v) for t, r, v in bodies])
         request = _Request(self, envelope, query)
-        await request.prepare()
+        try:
+            await request.prepare()
+        except Exception as e:  # the session store or the authenticator's principal
+            request.fault = Fault.of(e, debug=self.debug)  # every body is this fault
         answers = []
         for body in envelope.bodies:
             answers.append(await self._answer(request, body))
-        await request.finish()
+        try:
+            await request.finish()
+        except Exception as e:  # the session store failed: the answers still go out
+            logger.error("cannot save the sessions of a request: %s", error_text(e), exc_info=e)
         return self._encode(envelope.version, request.out_headers, answers)
 
     def _plain_calls(self, bodies: list[tuple[str, str, Any]]) -> list[Any] | None:
@@ -415,7 +450,7 @@ class Gateway:
                 return None
             try:
                 method = lookup(target)
-            except Fault:
+            except Exception:  # a Fault, or anything else: the general path answers it
                 return None
             if method.fast is None or method.roles:
                 return None
@@ -444,7 +479,7 @@ class Gateway:
         except Exception:  # the general encoder below finds the body that cannot be written
             pass
         return self._encode(
-            version, [], [_Answer(Body(*a), b[1], b[0]) for a, b in zip(answers, bodies)]
+            version, [], [_Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)]
         )
 
     def _encode(self, version: int, headers: list[Header], answers: list[_Answer]) -> bytes:
@@ -457,9 +492,15 @@ class Gateway:
             try:
                 packet.encode(Envelope(version, [], [a.body]), default=self.default)
             except Exception as e:
-                logger.error("cannot encode the result of %s: %s", a.target, e, exc_info=not isinstance(e, _amfkit.EncodeError))
-                fault = Fault(f"the result cannot be encoded: {e}", code="Server.Processing")
+                text = error_text(e)
+                logger.error("cannot encode the result of %s: %s", a.target, text, exc_info=not isinstance(e, _amfkit.EncodeError))
+                fault = Fault(f"the result cannot be encoded: {text}", code="Server.Processing")
                 a.body = self._fault_body(a.response, a.message, a.client_id, fault, version)
+                try:
+                    packet.encode(Envelope(version, [], [a.body]), default=self.default)
+                except Exception:  # the fault's own details cannot be written: drop them
+                    bare = Fault(fault.message, code=fault.code)
+                    a.body = self._fault_body(a.response, a.message, a.client_id, bare, version)
         return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=self.default)
 
     async def _answer(self, request: _Request, body: Body) -> _Answer:
@@ -472,13 +513,13 @@ class Gateway:
         if message is not None:
             return await self._flex(request, body, message)
         response = body.response
-        target = body.target
+        target = clip(body.target, MAX_SHOWN)  # names the call in the log
         if request.fault is not None:
             return _Answer(self._fault_body(response, None, None, request.fault, request.version), response, target)
         try:
             context = Context(request.protocol, request.principal, request.session(), request.header_values, request.session_id)
             args = value if isinstance(value, list) else [value]
-            result = await self.services.call(target, args, context)
+            result = await self.services.call(body.target, args, context)
         except Exception as e:
             return _Answer(self._fault_body(response, None, None, e, request.version), response, target)
         return _Answer(Body(response + "/onResult", "null", result), response, target)
@@ -492,7 +533,12 @@ class Gateway:
             # One new id for all the messages of this request that came without one.
             client_id = request.new_client_id()
         operation = getattr(message, "operation", None)
-        target = f"{message.destination}.{operation}" if isinstance(message, RemotingMessage) else f"command {operation}"
+        destination = message.destination
+        # What the log calls this message: the input's names, each shown bounded.
+        if isinstance(message, RemotingMessage):
+            target = f"{_name(destination)}.{_name(operation)}"
+        else:
+            target = f"command {_name(operation)}"
         if request.fault is not None:
             fault = self._fault_body(body.response, message, client_id, request.fault, request.version)
             return _Answer(fault, body.response, target, message, client_id)
@@ -506,7 +552,11 @@ class Gateway:
                     args = []
                 elif not isinstance(args, list):
                     args = [args]
-                result = await self.services.call(f"{message.destination}.{operation}", args, context)
+                if not isinstance(destination, str):
+                    raise Fault(f"no service {shown(destination)}", code="Server.ResourceUnavailable")
+                if not isinstance(operation, str):
+                    raise Fault(f"no method {shown(operation)} on {shown(destination)}", code="Server.ResourceUnavailable")
+                result = await self.services.call(f"{destination}.{operation}", args, context)
             elif isinstance(message, CommandMessage):
                 result = await self._command(request, message, client_id, session)
             else:
@@ -515,15 +565,19 @@ class Gateway:
             return _Answer(self._fault_body(body.response, message, client_id, e, request.version), body.response, target, message, client_id)
         small = request.version == 3 and (getattr(message, "small", False) or "DSMessagingVersion" in headers)
         ack = (AcknowledgeMessageExt if small else AcknowledgeMessage)()
-        ack.correlationId = message.messageId
+        ack.correlationId = message.messageId if isinstance(message.messageId, str) else None
         ack.clientId = message.clientId if isinstance(message.clientId, str) and message.clientId else client_id
-        ack.destination = message.destination
+        ack.destination = destination if isinstance(destination, str) else None
         ack.headers = {"DSId": client_id}
         ack.body = result
         return _Answer(Body(body.response + "/onResult", "null", ack), body.response, target, message, client_id)
 
     async def _command(self, request: _Request, message: CommandMessage, client_id: str, session: Session) -> Any:
         op = message.operation
+        if not isinstance(op, (int, float)) or isinstance(op, bool):
+            # Only numbers are compared: any other value (a list, a class with its own
+            # __eq__) is an operation this gateway does not know.
+            raise Fault(f"command operation {shown(op)} is not supported by this gateway", code="Server.Processing")
         if op in (Operation.CLIENT_PING, Operation.TRIGGER_CONNECT, Operation.DISCONNECT):
             return None
         if op == Operation.LOGIN:
@@ -541,7 +595,7 @@ class Gateway:
         if op == Operation.LOGOUT:
             request.forget_flex_session(client_id)
             return "success"
-        raise Fault(f"command operation {op!r} is not supported by this gateway", code="Server.Processing")
+        raise Fault(f"command operation {shown(op)} is not supported by this gateway", code="Server.Processing")
 
     async def _authenticate(self, user: Any, password: Any) -> Principal | None:
         assert self.authenticator is not None
@@ -552,7 +606,7 @@ class Gateway:
             return None
         if isinstance(result, Principal):
             return result
-        return Principal(str(user))
+        return Principal(user if isinstance(user, str) else shown(user))
 
     # --- faults ----------------------------------------------------------------------
 
@@ -572,10 +626,12 @@ class Gateway:
                 "line": 0,
             }
             return Body(response + "/onStatus", "null", status)
+        # Only text is echoed: an id or destination of any other type (a value the
+        # encoder may not write back, or one holding the whole request) is left out.
         err = ErrorMessage()
-        err.correlationId = message.messageId
+        err.correlationId = message.messageId if isinstance(message.messageId, str) else None
         err.clientId = message.clientId if isinstance(message.clientId, str) and message.clientId else client_id
-        err.destination = message.destination
+        err.destination = message.destination if isinstance(message.destination, str) else None
         err.headers = {}
         err.timeToLive = 0
         err.body = None
@@ -667,7 +723,7 @@ class _Request:
         gateway = self.gateway
         for h in self.headers:
             if h.must_understand and h.name not in gateway.understood_headers:
-                self.fault = Fault(f"header {h.name!r} must be understood and is not", code="Client.UnknownHeader")
+                self.fault = Fault(f"header {shown(h.name)} must be understood and is not", code="Client.UnknownHeader")
                 return
         if self.query:
             sid = None
@@ -693,8 +749,9 @@ class _Request:
                 self.fault = e
                 return
             except Exception as e:
-                logger.error("the authenticator failed: %s", e, exc_info=e)
-                self.fault = Fault(f"the authenticator failed: {e}", code="Server.Processing")
+                text = error_text(e)
+                logger.error("the authenticator failed: %s", text, exc_info=e)
+                self.fault = Fault(f"the authenticator failed: {text}", code="Server.Processing")
                 return
             self.principal = principal
             self._credentials_ok = True
@@ -752,6 +809,11 @@ class _Request:
                 _, stored = await store.create(client_id)
                 stored.update(s)
                 await store.save(client_id, stored)
+
+
+def _name(value: Any) -> str:
+    """A destination or operation in the log: a short text as it is, else bounded."""
+    return clip(value, MAX_SHOWN) if isinstance(value, str) else shown(value)
 
 
 def _principal_of(session: Mapping[str, Any] | None) -> Principal | None:

@@ -61,6 +61,8 @@ import zlib
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
+from .._text import MAX_SHOWN, clip, shown
+
 __all__ = [
     "BodyTimer",
     "DEFAULT_BODY_TIMEOUT",
@@ -94,9 +96,11 @@ Core = Callable[[str, str, Mapping[str, str], bytes], Awaitable[Response]]
 
 
 class HTTPError(Exception):
-    """A request refused at the HTTP level: a status and a short text for the body."""
+    """A request refused at the HTTP level: a status and a short text for the body (cut
+    to `amfkit._text.MAX_MESSAGE` characters: it may quote input)."""
 
     def __init__(self, status: int, message: str, headers: Headers | None = None) -> None:
+        message = clip(message)
         super().__init__(message)
         self.status = status
         self.message = message
@@ -182,7 +186,7 @@ def inflate(data: bytes, encoding: str, limit: int) -> bytes:
     elif coding == "deflate":
         wbits = 15  # zlib-wrapped, as RFC 9110 defines it; raw deflate is tried below
     else:
-        raise HTTPError(415, f"unsupported content encoding {coding!r} (gzip and deflate are)")
+        raise HTTPError(415, f"unsupported content encoding {shown(coding)} (gzip and deflate are)")
     d = zlib.decompressobj(wbits)
     try:
         out = d.decompress(data, limit + 1)
@@ -339,7 +343,7 @@ async def asgi(
             try:
                 response = await core(method, path, headers, body)
             except Exception:
-                logger.exception("unexpected error answering %s %s", method, path)
+                logger.exception("unexpected error answering %s %s", clip(method, MAX_SHOWN), clip(path, MAX_SHOWN))
                 response = text_response(500, "internal server error")
         await send_response(send, response)
     elif kind == "lifespan":
@@ -512,7 +516,7 @@ class WSGIAdapter:
             try:
                 response = self._run(self.core(method, path, headers, body))
             except Exception:
-                logger.exception("unexpected error answering %s %s", method, path)
+                logger.exception("unexpected error answering %s %s", clip(method, MAX_SHOWN), clip(path, MAX_SHOWN))
                 response = text_response(500, "internal server error")
         status, out_headers, out = response
         start_response(f"{status} {_reason(status)}", list(out_headers))

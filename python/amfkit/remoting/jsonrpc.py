@@ -37,7 +37,8 @@ Errors (the `error` member: `code`, `message`, `data`):
                               service or method, a private name), or an `rpc.` name
     -32602  invalid params    a fault with code `Client.Argument` (argument count, names
                               or types do not fit the method's signature)
-    -32603  internal error    the result cannot be written as JSON
+    -32603  internal error    the result cannot be written as JSON (or an unexpected
+                              error answering the request, logged; `id` null)
     -32000  server error      any other fault (`Client.Authentication`,
                               `Client.Authorization`, `Server.Processing`, a service's
                               own codes) and any other exception raised by a service
@@ -100,7 +101,8 @@ from typing import Any
 
 from .. import _types, amf3
 from .._registry import _slot_names, registered_classes
-from .services import Context, Fault, Services
+from .._text import MAX_SHOWN, clip, error_text, shown
+from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
 
 __all__ = [
     "CONTENT_TYPES",
@@ -145,9 +147,11 @@ def budget_error(body: bytes, max_objects: int) -> bytes | None:
     return _protocol_error(PARSE_ERROR, "Parse error", text)
 
 
-async def handle(body: bytes, services: Services, context: Context, *, debug: bool = False) -> bytes:
-    """Answer one JSON-RPC 2.0 request body (a request or a batch); `b""` when no answer
-    is due (notifications only)."""
+async def handle(
+    body: bytes, services: Services, context: Context, *, debug: bool = False, max_calls: int = DEFAULT_MAX_CALLS
+) -> bytes:
+    """Answer one JSON-RPC 2.0 request body (a request or a batch of at most `max_calls`);
+    `b""` when no answer is due (notifications only)."""
     context.protocol = "jsonrpc"
     try:
         text = bytes(body).decode("utf-8-sig")
@@ -162,14 +166,26 @@ async def handle(body: bytes, services: Services, context: Context, *, debug: bo
     if isinstance(payload, list):
         if not payload:
             return _protocol_error(INVALID_REQUEST, "Invalid Request", "an empty batch")
+        if len(payload) > max_calls:
+            return _protocol_error(INVALID_REQUEST, "Invalid Request", f"a batch of more than {max_calls} requests")
         parts = []
         for item in payload:
-            part = await _answer(item, services, context, debug)
+            part = await _guarded(item, services, context, debug)
             if part is not None:
                 parts.append(part)
         return b"[" + b",".join(parts) + b"]" if parts else b""
-    part = await _answer(payload, services, context, debug)
+    part = await _guarded(payload, services, context, debug)
     return part if part is not None else b""
+
+
+async def _guarded(request: Any, services: Services, context: Context, debug: bool) -> bytes | None:
+    """`_answer`, with any exception it lets out (a bug) answered as an internal error
+    for this request alone: the other requests of a batch are still answered."""
+    try:
+        return await _answer(request, services, context, debug)
+    except Exception as e:
+        _log.error("a JSON-RPC request failed: %s", error_text(e), exc_info=e)
+        return _error(None, INTERNAL_ERROR, "Internal error", {"details": "the request could not be answered"})
 
 
 async def _answer(request: Any, services: Services, context: Context, debug: bool) -> bytes | None:
@@ -197,12 +213,12 @@ async def _answer(request: Any, services: Services, context: Context, debug: boo
 
     try:
         if method.startswith("rpc."):
-            raise Fault(f"method names starting with 'rpc.' are reserved: {method!r}", code="Server.ResourceUnavailable")
+            raise Fault(f"method names starting with 'rpc.' are reserved: {shown(method)}", code="Server.ResourceUnavailable")
         result = await services.call(method, args, context, kwargs)
     except Exception as e:
         if rid is _MISSING:
             if not isinstance(e, Fault):
-                _log.error("notification %s failed", method, exc_info=e)
+                _log.error("notification %s failed", clip(method, MAX_SHOWN), exc_info=e)
             return None
         return _fault_error(e, reply_id, debug)
     if rid is _MISSING:
@@ -210,7 +226,7 @@ async def _answer(request: Any, services: Services, context: Context, debug: boo
     try:
         return _dumps({"jsonrpc": "2.0", "result": result, "id": reply_id})
     except Exception as e:  # TypeError, ValueError, RecursionError, a failing AMF round trip
-        data: dict[str, Any] = {"details": f"the result of {method} cannot be written as JSON: {e}"}
+        data: dict[str, Any] = {"details": clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as JSON: {error_text(e)}")}
         if debug:
             data["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return _error(reply_id, INTERNAL_ERROR, "Internal error", data)
@@ -220,6 +236,7 @@ async def _answer(request: Any, services: Services, context: Context, debug: boo
 
 
 def _protocol_error(code: int, message: str, details: str, rid: Any = None) -> bytes:
+    details = clip(details)
     return _error(rid, code, f"{message}: {details}", {"details": details})
 
 
@@ -249,9 +266,9 @@ def _error(rid: Any, code: int, message: str, data: Any) -> bytes:
 
 def _safe_repr(value: Any) -> str:
     try:
-        return repr(value)
+        return clip(repr(value))
     except Exception:
-        return f"<{type(value).__name__}>"
+        return shown(value)
 
 
 def _refuse_constant(name: str) -> Any:

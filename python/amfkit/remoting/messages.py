@@ -62,13 +62,15 @@ class Operation:
 
 
 class AbstractMessage:
-    body: Any
-    clientId: Any
-    destination: Any
-    headers: Any
-    messageId: Any
-    timestamp: Any
-    timeToLive: Any
+    # Class defaults: a message decoded with fewer sealed members than its class has
+    # (any peer may send one) reads None for the missing ones.
+    body: Any = None
+    clientId: Any = None
+    destination: Any = None
+    headers: Any = None
+    messageId: Any = None
+    timestamp: Any = None
+    timeToLive: Any = None
 
     _fields: tuple[str, ...] = ("body", "clientId", "destination", "headers", "messageId", "timestamp", "timeToLive")
 
@@ -126,7 +128,7 @@ class AbstractMessage:
 
 
 class AsyncMessage(AbstractMessage):
-    correlationId: Any
+    correlationId: Any = None
     _fields = AbstractMessage._fields + ("correlationId",)
 
     def __init__(self, **members: Any) -> None:
@@ -172,11 +174,11 @@ class AcknowledgeMessage(AsyncMessage):
 class ErrorMessage(AcknowledgeMessage):
     """A fault. Every field is always written: strict clients reject partial ones."""
 
-    faultCode: Any
-    faultString: Any
-    faultDetail: Any
-    rootCause: Any
-    extendedData: Any
+    faultCode: Any = None
+    faultString: Any = None
+    faultDetail: Any = None
+    rootCause: Any = None
+    extendedData: Any = None
     _fields = AcknowledgeMessage._fields + ("faultCode", "faultString", "faultDetail", "rootCause", "extendedData")
 
     def __init__(self, **members: Any) -> None:
@@ -192,8 +194,8 @@ class RemotingMessage(AbstractMessage):
     """A RemoteObject call: `destination` (the service), `operation` (the method), `body`
     (the arguments)."""
 
-    operation: Any
-    source: Any
+    operation: Any = None
+    source: Any = None
     _fields = AbstractMessage._fields + ("operation", "source")
 
     def __init__(self, **members: Any) -> None:
@@ -205,8 +207,8 @@ class RemotingMessage(AbstractMessage):
 class CommandMessage(AsyncMessage):
     """A command: ping, login, logout, subscribe, poll... (`operation`, see `Operation`)."""
 
-    operation: Any
-    messageRefType: Any
+    operation: Any = None
+    messageRefType: Any = None
     _fields = AsyncMessage._fields + ("operation", "messageRefType")
 
     def __init__(self, **members: Any) -> None:

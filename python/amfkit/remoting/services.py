@@ -32,6 +32,8 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .._text import clip, error_text, shown
+
 #: Service errors are logged where the gateway logs.
 _log = logging.getLogger("amfkit.gateway")
 
@@ -45,9 +47,13 @@ class Fault(Exception):
     a fault with code `Server.Processing` and a fixed message, its own message and
     traceback going to the log (and to the client only in debug mode): an exception's
     text can carry what a client must not see.
+
+    The message is cut to `amfkit._text.MAX_MESSAGE` characters (it may quote input).
     """
 
     def __init__(self, message: str, *, code: str = "Server.Processing", details: Any = None) -> None:
+        if isinstance(message, str):
+            message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -66,10 +72,15 @@ class Fault(Exception):
         as the message, or with its own message in debug mode."""
         if isinstance(error, Fault):
             return error
-        text = str(error) or type(error).__name__
+        text = error_text(error)
         _log.error("error in a remoting call: %s", text, exc_info=error)
         return cls(text if debug else INTERNAL_ERROR_MESSAGE)
 
+
+#: The most calls one request may carry (AMF bodies, a JSON-RPC batch, an XML-RPC
+#: system.multicall): each is answered, so a request of many tiny calls would make a
+#: large answer and hold the event loop (`Gateway(max_calls=...)`).
+DEFAULT_MAX_CALLS = 1000
 
 #: The fault message of an unexpected exception outside debug mode.
 INTERNAL_ERROR_MESSAGE = "internal error (the server log has the details)"
@@ -200,6 +211,11 @@ class Method:
     def bind(self, args: Iterable[Any], kwargs: Mapping[str, Any] | None = None, context: Context | None = None) -> inspect.BoundArguments:
         args = list(args)
         kwargs = dict(kwargs or {})
+        params = self.signature.parameters
+        if kwargs and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            for key in kwargs:
+                if key not in params:  # named here, since Python's message quotes it whole
+                    raise Fault(f"{self.target}: got an unexpected keyword argument {shown(key)}", code="Client.Argument")
         if self.context_param:
             kwargs[self.context_param] = context if context is not None else Context()
         try:
@@ -223,6 +239,10 @@ class Method:
                         code="Client.Argument",
                     )
         return bound
+
+
+#: The signature given to a callable whose own cannot be read: `(*args)`.
+_ANY_ARGS = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)])
 
 
 def _names(types_: tuple[type, ...]) -> str:
@@ -290,16 +310,26 @@ class Services:
         service, dot, name = target.rpartition(".")
         entry = self._entries.get(service) if dot else None
         if entry is None:
-            raise Fault(f"no service {service or target!r}", code="Server.ResourceUnavailable")
+            raise Fault(f"no service {shown(service or target)}", code="Server.ResourceUnavailable")
+        missing = Fault(f"no method {shown(name)} on {shown(service)}", code="Server.ResourceUnavailable")
         if not name or name.startswith("_"):
-            raise Fault(f"no method {name!r} on {service!r}", code="Server.ResourceUnavailable")
-        fn = getattr(entry.target, name, None)
+            raise missing
+        try:
+            fn = getattr(entry.target, name, None)
+        except Exception:  # a property (or __getattr__) that raises is no method either
+            _log.debug("reading %s of service %s failed", shown(name), shown(service), exc_info=True)
+            raise missing from None
         if fn is None or not callable(fn) or isinstance(fn, type):
-            raise Fault(f"no method {name!r} on {service!r}", code="Server.ResourceUnavailable")
+            raise missing
         return self._method(entry, name, fn)
 
     def _method(self, entry: _Entry, name: str, fn: Callable[..., Any]) -> Method:
-        sig = inspect.signature(fn)
+        try:
+            sig = inspect.signature(fn)
+        except (ValueError, TypeError):
+            # A callable whose signature cannot be read (a builtin inherited from dict,
+            # say) takes any positional arguments: it can still be called and described.
+            sig = _ANY_ARGS
         try:
             hints = typing.get_type_hints(fn)
         except Exception:
@@ -353,22 +383,38 @@ class Services:
         if principal is None:
             raise Fault(f"{method.target} needs an authenticated client", code="Client.Authentication")
         if not method.roles & principal.roles:
-            raise Fault(f"{principal.name!r} may not call {method.target}", code="Client.Authorization")
+            raise Fault(f"{shown(principal.name)} may not call {method.target}", code="Client.Authorization")
 
     # --- discovery -----------------------------------------------------------------
 
     def methods(self, name: str) -> list[Method]:
-        """The public methods of one service."""
+        """The public methods of one service. An attribute that cannot be read or
+        looked up (a property that raises, say) is left out, and logged."""
         entry = self._entries[name]
         if callable(entry.target) and not _is_namespace(entry.target):
             return [self.lookup(name)]
-        out = []
-        for attr in sorted(dir(entry.target)):
+        out: list[Method] = []
+        try:
+            attrs = sorted(a for a in dir(entry.target) if isinstance(a, str))
+        except Exception:
+            _log.error("cannot list the methods of service %s", shown(name), exc_info=True)
+            return out
+        for attr in attrs:
             if attr.startswith("_"):
                 continue
-            value = getattr(entry.target, attr, None)
-            if callable(value) and not isinstance(value, type):
+            try:
+                value = getattr(entry.target, attr, None)
+            except Exception:  # a property that raises: no method (as in lookup)
+                _log.debug("reading %s of service %s failed", shown(attr), shown(name), exc_info=True)
+                continue
+            if not callable(value) or isinstance(value, type):
+                continue
+            try:
                 out.append(self.lookup(f"{name}.{attr}"))
+            except Fault:
+                continue
+            except Exception:
+                _log.error("cannot describe %s.%s", shown(name), shown(attr), exc_info=True)
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -407,11 +453,17 @@ def _type_name(annotation: Any) -> str:
         return annotation
     if isinstance(annotation, type):
         return annotation.__name__
-    return str(annotation).replace("typing.", "")
+    try:
+        return str(annotation).replace("typing.", "")
+    except Exception:
+        return type(annotation).__name__
 
 
 def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    return repr(value)
+    try:
+        return clip(repr(value))
+    except Exception:
+        return shown(value)
 

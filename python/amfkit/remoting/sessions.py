@@ -128,6 +128,8 @@ class MemorySessionStore:
             return list(self._items)
 
     async def get(self, session_id: str) -> Session | None:
+        if not isinstance(session_id, str):  # no session has any other kind of id
+            return None
         now = self._clock()
         with self._lock:
             item = self._items.get(session_id)
@@ -163,6 +165,8 @@ class MemorySessionStore:
         session.modified = False
 
     async def delete(self, session_id: str) -> None:
+        if not isinstance(session_id, str):
+            return
         with self._lock:
             self._items.pop(session_id, None)
 

@@ -89,7 +89,8 @@ also follow:
             not a <methodCall>; an unknown or malformed value; nesting beyond MAX_DEPTH
     -32601  method not found: a fault with code `Server.ResourceUnavailable`
     -32602  invalid method parameters: a fault with code `Client.Argument`
-    -32603  internal error: the result cannot be written as XML-RPC
+    -32603  internal error: the result cannot be written as XML-RPC (or an unexpected
+            error answering the request, logged)
     -32500  application error: any other fault (`Client.Authentication`,
             `Client.Authorization`, `Server.Processing`, a service's own codes) and any
             other exception raised by a service
@@ -106,13 +107,15 @@ import array
 import base64
 import binascii
 import datetime
+import logging
 import re
 import traceback
 from typing import Any
 
 from .. import _types
+from .._text import MAX_SHOWN, clip, error_text, shown
 from .jsonrpc import object_members, recordset_records, split_millis
-from .services import Context, Fault, Services
+from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
 
 try:  # an optional dependency (amfkit[xmlrpc]); never replaced by an unprotected parser
     from defusedxml import ElementTree as _defused  # type: ignore[import-untyped]
@@ -159,10 +162,14 @@ _FAULT_CODES = {
 }
 
 
+_log = logging.getLogger("amfkit.gateway")  # the gateway's logger, whatever the protocol
+
+
 class _Failure(Exception):
     """A request that is answered with a fault before any service is called."""
 
     def __init__(self, code: int, message: str) -> None:
+        message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -178,13 +185,26 @@ def budget_error(body: bytes, max_objects: int) -> bytes | None:
     return _fault_response(PARSE_ERROR, f"parse error: the request holds up to {count} elements, more than the {max_objects} allowed")
 
 
-async def handle(body: bytes, services: Services, context: Context, *, debug: bool = False) -> bytes:
-    """Answer one XML-RPC request body with a `<methodResponse>`."""
+async def handle(
+    body: bytes, services: Services, context: Context, *, debug: bool = False, max_calls: int = DEFAULT_MAX_CALLS
+) -> bytes:
+    """Answer one XML-RPC request body with a `<methodResponse>`; a system.multicall of
+    more than `max_calls` calls is refused."""
     context.protocol = "xmlrpc"
+    try:
+        return await _handle(body, services, context, debug, max_calls)
+    except Exception as e:  # a bug: answered as an internal error, not an HTTP 500
+        _log.error("an XML-RPC request failed: %s", error_text(e), exc_info=e)
+        return _fault_response(INTERNAL_ERROR, "internal error: the request could not be answered")
+
+
+async def _handle(body: bytes, services: Services, context: Context, debug: bool, max_calls: int) -> bytes:
     try:
         method, params = _parse_call(bytes(body))
     except _Failure as f:
         return _fault_response(f.code, f.message)
+    if method == "system.multicall" and params and isinstance(params[0], list) and len(params[0]) > max_calls:
+        return _fault_response(INVALID_REQUEST, f"a system.multicall of more than {max_calls} calls")
     try:
         result = await _call(method, params, services, context, debug)
     except Exception as e:
@@ -196,7 +216,7 @@ async def handle(body: bytes, services: Services, context: Context, *, debug: bo
         else:
             _write(result, out, 0, set())
     except Exception as e:  # _Unwritable, RecursionError, an AMF round trip that fails
-        message = f"the result of {method} cannot be written as XML-RPC: {e}"
+        message = clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as XML-RPC: {error_text(e)}")
         if debug:
             message += "\n\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
         return _fault_response(INTERNAL_ERROR, message)
@@ -238,11 +258,11 @@ def _parse_call(body: bytes) -> tuple[str, list[Any]]:
     except _Forbidden as e:
         raise _Failure(INVALID_REQUEST, f"DTDs, entities and external references are not accepted ({type(e).__name__})") from None
     except LookupError as e:  # an encoding declaration that Python does not know
-        raise _Failure(UNSUPPORTED_ENCODING, f"parse error: {e}") from None
+        raise _Failure(UNSUPPORTED_ENCODING, clip(f"parse error: {error_text(e)}")) from None
     except Exception as e:  # ParseError (expat), and anything else the parser raises
-        raise _Failure(PARSE_ERROR, f"parse error: {e}") from None
+        raise _Failure(PARSE_ERROR, clip(f"parse error: {error_text(e)}")) from None
     if _local(root.tag) != "methodCall":
-        raise _Failure(INVALID_REQUEST, f"expected <methodCall>, found <{_local(root.tag)}>")
+        raise _Failure(INVALID_REQUEST, f"expected <methodCall>, found <{_tag(root.tag)}>")
     _no_text(root.text, "methodCall")
     name_el = None
     params_el = None
@@ -253,7 +273,7 @@ def _parse_call(body: bytes) -> tuple[str, list[Any]]:
         elif tag == "params" and params_el is None:
             params_el = child
         else:
-            raise _Failure(INVALID_REQUEST, f"unexpected <{tag}> in <methodCall>")
+            raise _Failure(INVALID_REQUEST, f"unexpected <{_tag(tag)}> in <methodCall>")
         _no_text(child.tail, "methodCall")
     if name_el is None:
         raise _Failure(INVALID_REQUEST, "<methodCall> has no <methodName>")
@@ -267,7 +287,7 @@ def _parse_call(body: bytes) -> tuple[str, list[Any]]:
         _no_text(params_el.text, "params")
         for param in params_el:
             if _local(param.tag) != "param":
-                raise _Failure(INVALID_REQUEST, f"unexpected <{_local(param.tag)}> in <params>")
+                raise _Failure(INVALID_REQUEST, f"unexpected <{_tag(param.tag)}> in <params>")
             _no_text(param.tail, "params")
             params.append(_value(_only_child(param, "value"), 1))
     return method, params
@@ -276,6 +296,11 @@ def _parse_call(body: bytes) -> tuple[str, list[Any]]:
 def _local(tag: Any) -> str:
     """An element's name without its namespace ("{uri}nil" -> "nil")."""
     return tag.rpartition("}")[2] if isinstance(tag, str) else str(tag)
+
+
+def _tag(tag: Any) -> str:
+    """An input element's name for a message, bounded."""
+    return clip(_local(tag), MAX_SHOWN)
 
 
 def _no_text(text: str | None, where: str) -> None:
@@ -288,7 +313,7 @@ def _only_child(el: Any, tag: str) -> Any:
     where = _local(el.tag)
     _no_text(el.text, where)
     if len(el) != 1 or _local(el[0].tag) != tag:
-        raise _Failure(INVALID_REQUEST, f"<{where}> must hold one <{tag}>")
+        raise _Failure(INVALID_REQUEST, f"<{_tag(where)}> must hold one <{tag}>")
     _no_text(el[0].tail, where)
     return el[0]
 
@@ -313,14 +338,13 @@ def _value(el: Any, depth: int) -> Any:
         try:
             return read(text)
         except (ValueError, binascii.Error, OverflowError):
-            shown = text if len(text) <= 40 else text[:40] + "..."
-            raise _Failure(INVALID_REQUEST, f"invalid <{tag}> value {shown!r}") from None
+            raise _Failure(INVALID_REQUEST, f"invalid <{tag}> value {shown(text)}") from None
     if tag == "struct":
         _no_text(typed.text, "struct")
         out: dict[str, Any] = {}
         for member in typed:
             if _local(member.tag) != "member":
-                raise _Failure(INVALID_REQUEST, f"unexpected <{_local(member.tag)}> in <struct>")
+                raise _Failure(INVALID_REQUEST, f"unexpected <{_tag(member.tag)}> in <struct>")
             _no_text(member.tail, "struct")
             _no_text(member.text, "member")
             name = value = None
@@ -333,7 +357,7 @@ def _value(el: Any, depth: int) -> Any:
                 elif ptag == "value" and value is None:
                     value = part
                 else:
-                    raise _Failure(INVALID_REQUEST, f"unexpected <{ptag}> in <member>")
+                    raise _Failure(INVALID_REQUEST, f"unexpected <{_tag(ptag)}> in <member>")
                 _no_text(part.tail, "member")
             if name is None or value is None:
                 raise _Failure(INVALID_REQUEST, "a <member> needs a <name> and a <value>")
@@ -345,7 +369,7 @@ def _value(el: Any, depth: int) -> Any:
         items = []
         for item in data:
             if _local(item.tag) != "value":
-                raise _Failure(INVALID_REQUEST, f"unexpected <{_local(item.tag)}> in <data>")
+                raise _Failure(INVALID_REQUEST, f"unexpected <{_tag(item.tag)}> in <data>")
             _no_text(item.tail, "data")
             items.append(_value(item, depth + 1))
         return items
@@ -353,7 +377,7 @@ def _value(el: Any, depth: int) -> Any:
         if len(typed) or (typed.text and not typed.text.isspace()):
             raise _Failure(INVALID_REQUEST, "<nil/> must be empty")
         return None
-    raise _Failure(INVALID_REQUEST, f"unknown value type <{tag}>")
+    raise _Failure(INVALID_REQUEST, f"unknown value type <{_tag(tag)}>")
 
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -642,7 +666,7 @@ def _described(services: Services, name: str) -> dict[str, Any]:
     """The discovery entry of method `name`; a fault when there is none."""
     method = _catalog(services).get(name)
     if method is None:
-        raise Fault(f"no method {name!r}", code="Server.ResourceUnavailable")
+        raise Fault(f"no method {shown(name)}", code="Server.ResourceUnavailable")
     return method
 
 
@@ -699,7 +723,7 @@ async def _one_of_many(call: Any, services: Services, context: Context, debug: b
     try:
         _write(result, out, 1, set())
     except Exception as e:  # _Unwritable, RecursionError, an AMF round trip that fails
-        return _fault_struct(INTERNAL_ERROR, f"the result of {method} cannot be written as XML-RPC: {e}")
+        return _fault_struct(INTERNAL_ERROR, clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as XML-RPC: {error_text(e)}"))
     out.append("</data></array></value>")
     return "".join(out)
 
