@@ -19,6 +19,7 @@ pub mod amf0;
 pub mod amf3;
 pub mod date;
 pub mod error;
+pub mod flex;
 pub mod limits;
 pub mod packet;
 pub mod read;

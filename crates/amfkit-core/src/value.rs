@@ -34,11 +34,7 @@ impl Traits {
 }
 
 /// Externalizable classes whose body is one AMF3 value (Flex's collection wrappers).
-pub const ONE_VALUE_EXTERNALS: &[&str] = &[
-    "flex.messaging.io.ArrayCollection",
-    "flex.messaging.io.ObjectProxy",
-    "flex.messaging.io.ArrayList",
-];
+pub use crate::flex::ONE_VALUE_EXTERNALS;
 
 /// Any AMF0 or AMF3 value.
 #[derive(Debug, Clone, PartialEq)]
@@ -527,11 +523,10 @@ impl ValueWriter {
                 } else {
                     enc.amf0_typed_object_start(&traits.class_name)?;
                 }
-                for (i, (name, item)) in traits.sealed.iter().zip(sealed).enumerate() {
+                for (name, item) in traits.sealed.iter().zip(sealed) {
                     enc.amf0_utf(name)?;
                     self.amf0(enc, item, depth + 1)
                         .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
-                    let _ = i;
                 }
                 self.amf0_members(enc, dynamic, depth)?;
             }
