@@ -15,6 +15,9 @@
 //! assert!(matches!(Value::from_amf3(&bytes).unwrap(), Value::Array { .. }));
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+
 pub mod amf0;
 pub mod amf3;
 pub mod date;

@@ -227,18 +227,21 @@ fn decode_one<'de>(
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ValueVisitor;
 
+#[derive(Debug)]
 pub struct ArrayBuilder {
     kind: BuilderKind,
     assoc: Vec<(String, Value)>,
     dense: Vec<Value>,
 }
 
+#[derive(Debug)]
 enum BuilderKind {
     Array,
     Ecma,
     Vector { fixed: bool, type_name: String },
 }
 
+#[derive(Debug)]
 pub struct ObjectBuilder {
     sealed: Vec<Value>,
     dynamic: Vec<(String, Value)>,

@@ -54,18 +54,26 @@ pub struct PyEncoder<'py> {
 const STR_CACHE: usize = 512;
 
 /// The UTF-8 of a str object, valid while the object lives.
+///
+/// # Safety
+/// `p` is a live `str` object (or subclass) and the GIL is held; the result must not
+/// outlive the object.
 #[inline]
 unsafe fn utf8<'a>(p: *mut ffi::PyObject) -> Option<&'a str> {
-    let mut size: ffi::Py_ssize_t = 0;
-    let data = ffi::PyUnicode_AsUTF8AndSize(p, &mut size);
-    if data.is_null() {
-        ffi::PyErr_Clear();
-        return None;
+    // SAFETY: the caller's contract; CPython keeps the UTF-8 buffer it returns (cached
+    // on the object) valid and well-formed for the object's life.
+    unsafe {
+        let mut size: ffi::Py_ssize_t = 0;
+        let data = ffi::PyUnicode_AsUTF8AndSize(p, &mut size);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+            data as *const u8,
+            size as usize,
+        )))
     }
-    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
-        data as *const u8,
-        size as usize,
-    )))
 }
 
 /// A member name for an error path.
