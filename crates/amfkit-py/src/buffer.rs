@@ -1,9 +1,30 @@
-//! The bytes of any Python buffer (bytearray, memoryview, array.array, mmap...), copied
-//! in C order whatever its layout: a strided or sliced memoryview reads as
-//! `memoryview.tobytes()` does.
+//! The input of the decoders, and the bytes of any Python buffer (bytearray, memoryview,
+//! array.array, mmap...), copied in C order whatever its layout: a strided or sliced
+//! memoryview reads as `memoryview.tobytes()` does.
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+/// Borrow the input: bytes directly; any other buffer is copied first, in C order (so a
+/// hook cannot change it under the reader, and a strided memoryview reads as its bytes).
+pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return f(b.as_bytes());
+    }
+    if data.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("decode expects bytes, not str"));
+    }
+    if unsafe { ffi::PyObject_CheckBuffer(data.as_ptr()) } == 0 {
+        return Err(PyTypeError::new_err(format!(
+            "decode expects bytes or a buffer, not {}",
+            data.get_type().name()?
+        )));
+    }
+    let copy = copy_buffer(data)?;
+    f(&copy)
+}
 
 /// A copy of `obj`'s buffer; the object's own error (a `TypeError` for objects that are
 /// not buffers) when it has none.

@@ -4,15 +4,17 @@ use std::os::raw::c_int;
 use std::sync::Arc;
 
 use amfkit_core::{
-    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, Limits, NumberVectorKind, PathSegment,
-    Result, TraitsDef, Visitor, XmlKind,
+    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, NumberVectorKind, PathSegment, Result,
+    TraitsDef, Visitor, XmlKind,
 };
 use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::decode_err;
+use crate::buffer::with_input;
+use crate::errors::{decode_err, Pending};
+use crate::options::{options, Options, Version};
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
@@ -28,7 +30,7 @@ pub struct PyVisitor<'py> {
     t: &'static Types,
     reg: Arc<Registry>,
     tz_aware: bool,
-    pub pending: Option<PyErr>,
+    pub pending: Pending,
 }
 
 /// How objects of one traits entry are built.
@@ -72,28 +74,22 @@ impl<'py> PyVisitor<'py> {
             t: types()?,
             reg: snapshot(),
             tz_aware,
-            pending: None,
+            pending: Pending::default(),
         })
     }
 
-    /// Record the Python exception that is set, and return the error that carries it up.
+    /// Record a Python exception (raised by a hook or the C API): it is what the caller
+    /// sees, carried up by the returned error.
     #[cold]
     #[inline(never)]
-    fn fail(&mut self) -> Error {
-        self.pending = Some(PyErr::fetch(self.py));
-        Error::custom("python error", Error::UNKNOWN_OFFSET)
-    }
-
-    #[cold]
-    pub fn fail_with(&mut self, e: PyErr) -> Error {
-        self.pending = Some(e);
-        Error::custom("python error", Error::UNKNOWN_OFFSET)
+    pub fn fail(&mut self, err: PyErr) -> Error {
+        self.pending.record(err, Error::UNKNOWN_OFFSET)
     }
 
     #[inline]
     fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
         if ptr.is_null() {
-            Err(self.fail())
+            Err(self.fail(PyErr::fetch(self.py)))
         } else {
             Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
         }
@@ -102,7 +98,7 @@ impl<'py> PyVisitor<'py> {
     #[inline]
     fn check(&mut self, rc: c_int) -> Result<()> {
         if rc < 0 {
-            Err(self.fail())
+            Err(self.fail(PyErr::fetch(self.py)))
         } else {
             Ok(())
         }
@@ -120,7 +116,7 @@ impl<'py> PyVisitor<'py> {
                 _ => {
                     let tuple = ffi::PyTuple_New(args.len() as ffi::Py_ssize_t);
                     if tuple.is_null() {
-                        return Err(self.fail());
+                        return Err(self.fail(PyErr::fetch(self.py)));
                     }
                     for (i, a) in args.iter().enumerate() {
                         ffi::Py_INCREF(*a);
@@ -187,7 +183,7 @@ impl<'py> PyVisitor<'py> {
                         Error::UNKNOWN_OFFSET,
                     ));
                 }
-                return Err(self.fail_with(err));
+                return Err(self.fail(err));
             }
         }
         self.check(rc)
@@ -518,9 +514,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             keys.push(if keep { Some(name.clone()) } else { None });
         }
         let sealed = match shape {
-            Shape::Typed => {
-                Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail_with(e))?)
-            }
+            Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?),
             _ => None,
         };
         Ok(PyTraits {
@@ -667,10 +661,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 // Each level of registered externalizable objects nests Python frames
                 // (__readamf__, read_object): past Python's recursion limit that is
                 // input nested too deep, whatever max_depth allows.
-                if r.is_err()
-                    && matches!(&self.pending, Some(e) if e.is_instance_of::<PyRecursionError>(self.py))
-                {
-                    self.pending = None;
+                if r.is_err() && self.pending.is_instance_of::<PyRecursionError>(self.py) {
+                    self.pending.take();
                     return Err(Error::custom(
                         "externalizable objects nested deeper than python's recursion limit",
                         decoder.position(),
@@ -730,7 +722,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         // An unhashable key (an object or array) is wrapped, compared by identity.
         let err = PyErr::fetch(self.py);
         if !err.is_instance_of::<PyTypeError>(self.py) {
-            return Err(self.fail_with(err));
+            return Err(self.fail(err));
         }
         let wrapped = self.call_type(self.t.object_key, &[key.as_ptr()])?;
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), wrapped.as_ptr(), value.as_ptr()) };
@@ -752,47 +744,6 @@ fn dunder(name: &str, alias: &str) -> Error {
         ),
         Error::UNKNOWN_OFFSET,
     )
-}
-
-// The Python signatures spell the default limits out (so that they show in help());
-// they must stay the core's defaults.
-const _: () = assert!(
-    Limits::DEFAULT.max_depth == 128
-        && Limits::DEFAULT.max_objects == 10_000_000
-        && Limits::DEFAULT.max_size == 268_435_456
-);
-
-/// Which AMF version a top-level value is read as.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    Amf0,
-    Amf3,
-}
-
-/// Decoder options, resolved once.
-#[derive(Clone, Copy)]
-pub struct Options {
-    pub limits: Limits,
-    pub tz_aware: bool,
-}
-
-/// Borrow the input: bytes directly; any other buffer is copied first, in C order (so a
-/// hook cannot change it under the reader, and a strided memoryview reads as its bytes).
-pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
-    if let Ok(b) = data.cast::<PyBytes>() {
-        return f(b.as_bytes());
-    }
-    if data.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err("decode expects bytes, not str"));
-    }
-    if unsafe { ffi::PyObject_CheckBuffer(data.as_ptr()) } == 0 {
-        return Err(PyTypeError::new_err(format!(
-            "decode expects bytes or a buffer, not {}",
-            data.get_type().name()?
-        )));
-    }
-    let copy = crate::buffer::copy_buffer(data)?;
-    f(&copy)
 }
 
 fn read<'de, 'py>(
@@ -902,28 +853,6 @@ macro_rules! decoder_class {
 
 decoder_class!(Amf0Decoder, "Amf0Decoder", Version::Amf0);
 decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
-
-pub fn options(
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Options> {
-    if max_depth == 0 || max_depth > Limits::DEPTH_CEILING {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "max_depth must be between 1 and {}",
-            Limits::DEPTH_CEILING
-        )));
-    }
-    Ok(Options {
-        limits: Limits {
-            max_depth,
-            max_objects,
-            max_size,
-        },
-        tz_aware,
-    })
-}
 
 /// Decode one AMF0 value.
 #[pyfunction]

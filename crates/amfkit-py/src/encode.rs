@@ -15,7 +15,8 @@ use rustc_hash::FxHashMap;
 use std::sync::Mutex;
 
 use crate::decode::{ARRAY_COLLECTION, OBJECT_PROXY};
-use crate::errors::encode_err;
+use crate::errors::{encode_err, Pending};
+use crate::options::{check_depth, Version};
 use crate::registry::{snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
@@ -38,7 +39,7 @@ pub struct PyEncoder<'py> {
     keep: Vec<Bound<'py, PyAny>>,
     depth: u32,
     max_depth: u32,
-    pub pending: Option<PyErr>,
+    pending: Pending,
     /// Traits keys of TypedObjects: by the identity of (alias, sealed) first, then by
     /// their contents, so equal shapes share one traits entry as Flash writes them.
     typed_traits: FxHashMap<(usize, usize, bool), usize>,
@@ -128,7 +129,7 @@ impl<'py> PyEncoder<'py> {
             keep: Vec::new(),
             depth: 0,
             max_depth,
-            pending: None,
+            pending: Pending::default(),
             typed_traits: FxHashMap::default(),
             typed_shapes: FxHashMap::default(),
             str_ids: FxHashMap::default(),
@@ -150,17 +151,18 @@ impl<'py> PyEncoder<'py> {
         encode_err(self.py, e, self.pending.take())
     }
 
+    /// Record a Python exception (raised by a hook, a property, the C API): it is what
+    /// the caller sees, carried up by the returned error.
     #[cold]
     #[inline(never)]
-    fn fail(&mut self) -> Error {
-        self.pending = Some(PyErr::fetch(self.py));
-        Error::custom("python error", self.enc.len())
+    pub fn fail(&mut self, err: PyErr) -> Error {
+        self.pending.record(err, self.enc.len())
     }
 
     #[inline]
     fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
         if ptr.is_null() {
-            Err(self.fail())
+            Err(self.fail(PyErr::fetch(self.py)))
         } else {
             Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
         }
@@ -285,7 +287,7 @@ impl<'py> PyEncoder<'py> {
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
         if overflow == 0 {
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
-                return Err(self.fail());
+                return Err(self.fail(PyErr::fetch(self.py)));
             }
             self.enc.amf3_int(v);
             return Ok(());
@@ -633,11 +635,11 @@ impl<'py> PyEncoder<'py> {
         let millis = self
             .getattr(obj, millis)?
             .extract::<f64>()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         let tz = self
             .getattr(obj, tz)?
             .extract::<i16>()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         Ok((millis, tz))
     }
 
@@ -661,7 +663,7 @@ impl<'py> PyEncoder<'py> {
                 let weak = self
                     .getattr(obj, self.t.names.weak_keys)?
                     .is_truthy()
-                    .map_err(|e| self.set(e))?;
+                    .map_err(|e| self.fail(e))?;
                 return self.amf3_dictionary(obj, weak);
             }
             Cold::ObjectVector => return self.amf3_object_vector(obj),
@@ -708,18 +710,6 @@ impl<'py> PyEncoder<'py> {
         Ok(())
     }
 
-    /// Record a Python exception raised by a hook; it is what the caller sees.
-    #[cold]
-    pub fn set_pending(&mut self, e: PyErr) -> Error {
-        self.set(e)
-    }
-
-    #[cold]
-    fn set(&mut self, e: PyErr) -> Error {
-        self.pending = Some(e);
-        Error::custom("python error", self.enc.len())
-    }
-
     /// The `default` hook's replacement for an object of an unknown type.
     fn call_default(&mut self, obj: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
         let Some(default) = self.default.clone() else {
@@ -728,7 +718,7 @@ impl<'py> PyEncoder<'py> {
                 "cannot encode an object of type {name}: register it with amfkit.register_class or pass default="
             )));
         };
-        let r = default.call1((obj,)).map_err(|e| self.set(e))?;
+        let r = default.call1((obj,)).map_err(|e| self.fail(e))?;
         self.keep(&r);
         Ok(r)
     }
@@ -740,7 +730,7 @@ impl<'py> PyEncoder<'py> {
                 return Ok(obj.cast_unchecked::<PyBytes>().as_bytes().to_vec());
             }
         }
-        crate::buffer::copy_buffer(obj).map_err(|e| self.set(e))
+        crate::buffer::copy_buffer(obj).map_err(|e| self.fail(e))
     }
 
     /// Milliseconds since the epoch of a datetime (naive = UTC) or a date (midnight UTC).
@@ -777,7 +767,7 @@ impl<'py> PyEncoder<'py> {
         let code: String = self
             .getattr(obj, self.t.names.typecode)?
             .extract()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         let marker = match code.as_str() {
             "b" | "h" | "i" | "l" | "q" => m3::VECTOR_INT,
             "B" | "H" | "I" | "L" | "Q" => m3::VECTOR_UINT,
@@ -795,7 +785,7 @@ impl<'py> PyEncoder<'py> {
         let size = match obj.getattr("itemsize").and_then(|s| s.extract::<usize>()) {
             Ok(n) if n > 0 => n,
             Ok(_) => return Err(self.enc.error("an array.array with item size 0")),
-            Err(e) => return Err(self.set(e)),
+            Err(e) => return Err(self.fail(e)),
         };
         self.enc.amf3_vector_header(raw.len() / size, false)?;
         let signed = code.bytes().all(|c| c.is_ascii_lowercase());
@@ -840,7 +830,7 @@ impl<'py> PyEncoder<'py> {
         let fixed = self
             .getattr(obj, self.t.names.fixed)?
             .is_truthy()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         let name = self.getattr(obj, self.t.names.type_name)?;
         let name_str = if unsafe { ffi::PyUnicode_Check(name.as_ptr()) } != 0 {
             self.str_of(name.as_ptr())?
@@ -870,7 +860,7 @@ impl<'py> PyEncoder<'py> {
             let key = self.own(key)?;
             let present = unsafe { ffi::PyDict_Contains(obj.as_ptr(), key.as_ptr()) };
             if present < 0 {
-                return Err(self.fail());
+                return Err(self.fail(PyErr::fetch(self.py)));
             }
             if present == 0 {
                 break;
@@ -888,7 +878,7 @@ impl<'py> PyEncoder<'py> {
                     continue;
                 }
             }
-            let text = k.str().map_err(|e| self.set(e))?;
+            let text = k.str().map_err(|e| self.fail(e))?;
             let key = self.str_of(text.as_ptr())?.to_owned();
             self.amf3_member(&key, v)?;
         }
@@ -987,7 +977,7 @@ impl<'py> PyEncoder<'py> {
             return Err(self.enc.error("a Table alias must be a str"));
         }
         let alias_str = self.str_of(alias.as_ptr())?;
-        let names: Vec<String> = columns.extract().map_err(|e| self.set(e))?;
+        let names: Vec<String> = columns.extract().map_err(|e| self.fail(e))?;
         Ok((alias, alias_str, columns, names, rows))
     }
 
@@ -998,7 +988,7 @@ impl<'py> PyEncoder<'py> {
         i: usize,
         width: usize,
     ) -> Result<Bound<'py, PyAny>> {
-        let row = rows.get_item(i).map_err(|e| self.set(e))?;
+        let row = rows.get_item(i).map_err(|e| self.fail(e))?;
         let p = row.as_ptr();
         let len = unsafe {
             if ffi::PyTuple_Check(p) != 0 {
@@ -1022,7 +1012,7 @@ impl<'py> PyEncoder<'py> {
         let collection = self
             .getattr(obj, self.t.names.collection)?
             .is_truthy()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         let marker = if collection { m3::OBJECT } else { m3::ARRAY };
         if self.amf3_ref(marker, obj) {
             return Ok(());
@@ -1041,7 +1031,7 @@ impl<'py> PyEncoder<'py> {
             self.enc.amf3_register(None);
         }
         let (alias, alias_str, columns, names, rows) = self.table_parts(obj)?;
-        let count = rows.len().map_err(|e| self.set(e))?;
+        let count = rows.len().map_err(|e| self.fail(e))?;
         self.enter()?;
         self.enc.amf3_array_header(count)?;
         self.enc.amf3_str("")?;
@@ -1068,7 +1058,7 @@ impl<'py> PyEncoder<'py> {
         if self
             .getattr(obj, self.t.names.collection)?
             .is_truthy()
-            .map_err(|e| self.set(e))?
+            .map_err(|e| self.fail(e))?
         {
             return self.amf0_switch(obj);
         }
@@ -1076,7 +1066,7 @@ impl<'py> PyEncoder<'py> {
             return Ok(());
         }
         let (_, alias_str, _, names, rows) = self.table_parts(obj)?;
-        let count = rows.len().map_err(|e| self.set(e))?;
+        let count = rows.len().map_err(|e| self.fail(e))?;
         self.enter()?;
         self.enc.amf0_strict_array_start(count)?;
         for i in 0..count {
@@ -1108,7 +1098,7 @@ impl<'py> PyEncoder<'py> {
         let dynamic = self
             .getattr(obj, self.t.names.dynamic)?
             .is_truthy()
-            .map_err(|e| self.set(e))?;
+            .map_err(|e| self.fail(e))?;
         self.keep(&alias);
         self.keep(&sealed);
         let alias_str = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
@@ -1116,7 +1106,7 @@ impl<'py> PyEncoder<'py> {
         } else {
             return Err(self.enc.error("a TypedObject alias must be a str"));
         };
-        let names: Vec<String> = sealed.extract().map_err(|e| self.set(e))?;
+        let names: Vec<String> = sealed.extract().map_err(|e| self.fail(e))?;
         self.amf3_shaped_traits(&alias, &sealed, alias_str, &names, dynamic)?;
         self.enter()?;
         let d = obj.as_ptr();
@@ -1125,7 +1115,7 @@ impl<'py> PyEncoder<'py> {
             let v = unsafe { ffi::PyDict_GetItemWithError(d, key.as_ptr()) };
             let v = if v.is_null() {
                 if unsafe { !ffi::PyErr_Occurred().is_null() } {
-                    return Err(self.fail());
+                    return Err(self.fail(PyErr::fetch(self.py)));
                 }
                 unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }
             } else {
@@ -1174,7 +1164,7 @@ impl<'py> PyEncoder<'py> {
             unsafe { ffi::PyErr_Clear() };
             return Ok(None);
         }
-        Err(self.fail())
+        Err(self.fail(PyErr::fetch(self.py)))
     }
 
     /// An instance's `__dict__` when it has one that is a dict.
@@ -1315,7 +1305,7 @@ impl<'py> PyEncoder<'py> {
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
         let d = if overflow == 0 {
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
-                return Err(self.fail());
+                return Err(self.fail(PyErr::fetch(self.py)));
             }
             v as f64
         } else {
@@ -1364,7 +1354,7 @@ impl<'py> PyEncoder<'py> {
         for (k, v) in self.dict_items(obj.as_ptr()) {
             let text;
             let key = if any_key && unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
-                let s = k.str().map_err(|e| self.set(e))?;
+                let s = k.str().map_err(|e| self.fail(e))?;
                 text = self.str_of(s.as_ptr())?.to_owned();
                 text.as_str()
             } else {
@@ -1490,13 +1480,6 @@ impl<'py> PyEncoder<'py> {
         self.enc.amf0_object_end();
         Ok(())
     }
-}
-
-/// Which AMF version top-level values are written as.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    Amf0,
-    Amf3,
 }
 
 fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version) -> Result<()> {
@@ -1668,16 +1651,6 @@ macro_rules! encoder_class {
 
 encoder_class!(Amf0Encoder, "Amf0Encoder", Version::Amf0);
 encoder_class!(Amf3Encoder, "Amf3Encoder", Version::Amf3);
-
-fn check_depth(max_depth: u32) -> PyResult<()> {
-    if max_depth == 0 || max_depth > amfkit_core::Limits::DEPTH_CEILING {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "max_depth must be between 1 and {}",
-            amfkit_core::Limits::DEPTH_CEILING
-        )));
-    }
-    Ok(())
-}
 
 /// Encode one value as AMF0.
 #[pyfunction]

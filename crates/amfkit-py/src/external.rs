@@ -128,10 +128,10 @@ pub fn read_external<'de, 'py>(
         vis: v as *mut PyVisitor<'py> as *mut c_void,
         live: true,
     };
-    let input = Py::new(py, input).map_err(|e| v.fail_with(e))?;
+    let input = Py::new(py, input).map_err(|e| v.fail(e))?;
     let r = object.call_method1("__readamf__", (input.clone_ref(py),));
     input.borrow_mut(py).live = false;
-    r.map(drop).map_err(|e| v.fail_with(e))
+    r.map(drop).map_err(|e| v.fail(e))
 }
 
 /// The writer handed to `__writeamf__` (Flash's `IDataOutput`, big-endian).
@@ -220,8 +220,8 @@ pub fn write_external<'py>(e: &mut PyEncoder<'py>, object: &Bound<'py, PyAny>) -
         enc: e as *mut PyEncoder<'py> as *mut c_void,
         live: true,
     };
-    let output = Py::new(py, output).map_err(|err| e.set_pending(err))?;
+    let output = Py::new(py, output).map_err(|err| e.fail(err))?;
     let r = object.call_method1("__writeamf__", (output.clone_ref(py),));
     output.borrow_mut(py).live = false;
-    r.map(drop).map_err(|err| e.set_pending(err))
+    r.map(drop).map_err(|err| e.fail(err))
 }

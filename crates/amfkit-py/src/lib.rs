@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 mod errors;
 mod external;
+mod options;
 mod packet;
 mod registry;
 mod sol;
