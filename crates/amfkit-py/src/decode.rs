@@ -19,11 +19,7 @@ use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
 use amfkit_core::error::shown;
-
-/// Aliases of Flex's collection wrappers, whose externalizable body is one value.
-pub const ARRAY_COLLECTION: &str = "flex.messaging.io.ArrayCollection";
-pub const ARRAY_LIST: &str = "flex.messaging.io.ArrayList";
-pub const OBJECT_PROXY: &str = "flex.messaging.io.ObjectProxy";
+use amfkit_core::flex::{ARRAY_COLLECTION, ARRAY_LIST, OBJECT_PROXY};
 
 pub struct PyVisitor<'py> {
     py: Python<'py>,

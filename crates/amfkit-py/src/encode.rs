@@ -14,12 +14,12 @@ use pyo3::types::{PyBytes, PyString};
 use rustc_hash::FxHashMap;
 use std::sync::Mutex;
 
-use crate::decode::{ARRAY_COLLECTION, OBJECT_PROXY};
 use crate::errors::{encode_err, Pending};
 use crate::options::{check_depth, Version};
 use crate::registry::{snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
+use amfkit_core::flex::{ARRAY_COLLECTION, OBJECT_PROXY};
 
 /// Traits-table keys that are not type addresses (those are aligned, never this small).
 const ANONYMOUS_TRAITS: usize = 1;
