@@ -24,19 +24,19 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::_register_class, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_unregister_class, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_registered_classes, m)?)?;
-    m.add_function(wrap_pyfunction!(decode::amf0_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(decode::amf3_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::api::amf0_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::api::amf3_decode, m)?)?;
     m.add_function(wrap_pyfunction!(encode::amf0_encode, m)?)?;
     m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
     m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
-    m.add_class::<decode::Amf0Decoder>()?;
-    m.add_class::<decode::Amf3Decoder>()?;
+    m.add_class::<decode::api::Amf0Decoder>()?;
+    m.add_class::<decode::api::Amf3Decoder>()?;
     m.add_class::<encode::Amf0Encoder>()?;
     m.add_class::<encode::Amf3Encoder>()?;
-    m.add_class::<external::DataInput>()?;
+    m.add_class::<decode::external::DataInput>()?;
     m.add_class::<external::DataOutput>()?;
     Ok(())
 }

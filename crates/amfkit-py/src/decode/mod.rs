@@ -1,20 +1,25 @@
 //! Decoding: a `Visitor` that builds Python objects straight from the reader.
+//!
+//! - `mod.rs` (here): the visitor, its object shapes and the Python objects it makes;
+//! - `external.rs`: `DataInput` and the bodies of registered externalizable classes;
+//! - `api.rs`: the entry points (`amf0_decode`, `Amf3Decoder`, ...).
+
+pub mod api;
+pub mod external;
 
 use std::os::raw::c_int;
 use std::sync::Arc;
 
 use amfkit_core::{
-    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, NumberVectorKind, PathSegment, Result,
-    TraitsDef, Visitor, XmlKind,
+    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, NumberVectorKind, Result, TraitsDef,
+    Visitor, XmlKind,
 };
 use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::buffer::with_input;
-use crate::errors::{decode_err, Pending};
-use crate::options::{options, Options, Version};
+use crate::errors::Pending;
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
@@ -653,7 +658,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 self.check(r)
             }
             Shape::Registered(_) => {
-                let r = crate::external::read_external(self, object, decoder);
+                let r = self.read_external(object, decoder);
                 // Each level of registered externalizable objects nests Python frames
                 // (__readamf__, read_object): past Python's recursion limit that is
                 // input nested too deep, whatever max_depth allows.
@@ -739,155 +744,5 @@ fn dunder(name: &str, alias: &str) -> Error {
             shown(alias)
         ),
         Error::UNKNOWN_OFFSET,
-    )
-}
-
-fn read<'de, 'py>(
-    de: &mut CoreDecoder<'de, PyVisitor<'py>>,
-    v: &mut PyVisitor<'py>,
-    version: Version,
-) -> Result<Bound<'py, PyAny>> {
-    match version {
-        Version::Amf0 => de.read_amf0(v),
-        Version::Amf3 => de.read_amf3(v),
-    }
-}
-
-/// Decode exactly one value (or one value and ignore the rest).
-pub fn decode_one<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    version: Version,
-    opts: Options,
-    allow_trailing: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
-        let r = read(&mut de, &mut v, version).and_then(|value| {
-            if !allow_trailing {
-                de.finish()?;
-            }
-            Ok(value)
-        });
-        r.map_err(|e| decode_err(py, e.or_offset(de.position()), v.pending.take()))
-    })
-}
-
-/// Decode every value of a stream, sharing one reference context.
-pub fn decode_all<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    version: Version,
-    opts: Options,
-) -> PyResult<Bound<'py, PyList>> {
-    with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
-        let out = PyList::empty(py);
-        while !de.is_empty() {
-            let i = out.len();
-            match read(&mut de, &mut v, version) {
-                Ok(value) => out.append(value)?,
-                Err(e) => {
-                    let e = e.within(PathSegment::Index(i)).or_offset(de.position());
-                    return Err(decode_err(py, e, v.pending.take()));
-                }
-            }
-        }
-        Ok(out)
-    })
-}
-
-macro_rules! decoder_class {
-    ($name:ident, $pyname:literal, $version:expr) => {
-        /// A reusable decoder: options are resolved once.
-        #[pyclass(module = "amfkit", name = $pyname, frozen)]
-        pub struct $name {
-            opts: Options,
-        }
-
-        #[pymethods]
-        impl $name {
-            #[new]
-            #[pyo3(signature = (*, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-            fn new(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Self> {
-                Ok($name { opts: options(max_depth, max_objects, max_size, tz_aware)? })
-            }
-
-            /// Decode exactly one value; trailing bytes are an error unless `allow_trailing`.
-            #[pyo3(signature = (data, /, *, allow_trailing=false))]
-            fn decode<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
-                decode_one(py, data, $version, self.opts, allow_trailing)
-            }
-
-            /// Decode every value of a stream (one reference context, as in a .sol body).
-            #[pyo3(signature = (data, /))]
-            fn decode_all<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-                decode_all(py, data, $version, self.opts)
-            }
-
-            #[getter]
-            fn max_depth(&self) -> u32 {
-                self.opts.limits.max_depth
-            }
-            #[getter]
-            fn max_objects(&self) -> u64 {
-                self.opts.limits.max_objects
-            }
-            #[getter]
-            fn max_size(&self) -> u64 {
-                self.opts.limits.max_size
-            }
-            #[getter]
-            fn tz_aware(&self) -> bool {
-                self.opts.tz_aware
-            }
-        }
-    };
-}
-
-decoder_class!(Amf0Decoder, "Amf0Decoder", Version::Amf0);
-decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
-
-/// Decode one AMF0 value.
-#[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-pub fn amf0_decode<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    allow_trailing: bool,
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(
-        py,
-        data,
-        Version::Amf0,
-        options(max_depth, max_objects, max_size, tz_aware)?,
-        allow_trailing,
-    )
-}
-
-/// Decode one AMF3 value.
-#[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-pub fn amf3_decode<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    allow_trailing: bool,
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(
-        py,
-        data,
-        Version::Amf3,
-        options(max_depth, max_objects, max_size, tz_aware)?,
-        allow_trailing,
     )
 }
