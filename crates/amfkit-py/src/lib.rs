@@ -6,7 +6,6 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
-mod external;
 mod options;
 mod packet;
 mod registry;
@@ -26,17 +25,17 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::_registered_classes, m)?)?;
     m.add_function(wrap_pyfunction!(decode::api::amf0_decode, m)?)?;
     m.add_function(wrap_pyfunction!(decode::api::amf3_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(encode::amf0_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::api::amf0_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::api::amf3_encode, m)?)?;
     m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
     m.add_class::<decode::api::Amf0Decoder>()?;
     m.add_class::<decode::api::Amf3Decoder>()?;
-    m.add_class::<encode::Amf0Encoder>()?;
-    m.add_class::<encode::Amf3Encoder>()?;
+    m.add_class::<encode::api::Amf0Encoder>()?;
+    m.add_class::<encode::api::Amf3Encoder>()?;
     m.add_class::<decode::external::DataInput>()?;
-    m.add_class::<external::DataOutput>()?;
+    m.add_class::<encode::external::DataOutput>()?;
     Ok(())
 }

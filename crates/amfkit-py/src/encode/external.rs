@@ -1,13 +1,57 @@
-//! `IDataOutput` for registered externalizable classes: a class's `__writeamf__(self,
-//! output)` writes its own body through a `DataOutput`, valid only during that call.
+//! Externalizable objects: Flex's collections (ArrayCollection, ObjectProxy), whose body
+//! is one value, and registered externalizable classes, whose `__writeamf__(self,
+//! output)` writes its own body through a `DataOutput` valid only during that call.
 
 use std::ffi::c_void;
 
+use amfkit_core::amf3::marker as m3;
+use amfkit_core::flex::{ARRAY_COLLECTION, OBJECT_PROXY};
 use amfkit_core::Result;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::encode::PyEncoder;
+use super::{PyEncoder, ANONYMOUS_TRAITS, ARRAY_COLLECTION_TRAITS, OBJECT_PROXY_TRAITS};
+
+impl<'py> PyEncoder<'py> {
+    /// ArrayCollection / ObjectProxy: the externalizable class around an Array / object.
+    pub(super) fn amf3_collection(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        is_array: bool,
+    ) -> Result<()> {
+        if self.amf3_ref(m3::OBJECT, obj) {
+            return Ok(());
+        }
+        let (key, alias) = if is_array {
+            (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION)
+        } else {
+            (OBJECT_PROXY_TRAITS, OBJECT_PROXY)
+        };
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc
+                .amf3_traits_inline::<&str>(Some(key), alias, &[], false, true)?;
+        }
+        // The body is a separate object on the wire, with its own table entry.
+        if is_array {
+            self.enc.out.u8(m3::ARRAY);
+            self.enc.amf3_register(None);
+            self.amf3_sequence_body(obj)
+        } else {
+            self.enc.out.u8(m3::OBJECT);
+            self.enc.amf3_register(None);
+            if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
+                self.enc.amf3_traits_inline::<&str>(
+                    Some(ANONYMOUS_TRAITS),
+                    "",
+                    &[],
+                    true,
+                    false,
+                )?;
+            }
+            self.amf3_members(obj)
+        }
+    }
+}
 
 /// The writer handed to `__writeamf__` (Flash's `IDataOutput`, big-endian).
 #[pyclass(module = "amfkit", unsendable)]
@@ -88,15 +132,17 @@ impl DataOutput {
     }
 }
 
-/// Write a registered externalizable body by calling `object.__writeamf__(output)`.
-pub fn write_external<'py>(e: &mut PyEncoder<'py>, object: &Bound<'py, PyAny>) -> Result<()> {
-    let py = object.py();
-    let output = DataOutput {
-        enc: e as *mut PyEncoder<'py> as *mut c_void,
-        live: true,
-    };
-    let output = Py::new(py, output).map_err(|err| e.fail(err))?;
-    let r = object.call_method1("__writeamf__", (output.clone_ref(py),));
-    output.borrow_mut(py).live = false;
-    r.map(drop).map_err(|err| e.fail(err))
+impl<'py> PyEncoder<'py> {
+    /// Write a registered externalizable body by calling `object.__writeamf__(output)`.
+    pub(super) fn write_external(&mut self, object: &Bound<'py, PyAny>) -> Result<()> {
+        let py = object.py();
+        let output = DataOutput {
+            enc: self as *mut PyEncoder<'py> as *mut c_void,
+            live: true,
+        };
+        let output = Py::new(py, output).map_err(|err| self.fail(err))?;
+        let r = object.call_method1("__writeamf__", (output.clone_ref(py),));
+        output.borrow_mut(py).live = false;
+        r.map(drop).map_err(|err| self.fail(err))
+    }
 }
