@@ -50,7 +50,6 @@ pub struct PyTraits<'py> {
     keys: Vec<Option<Bound<'py, PyString>>>,
     sealed: Option<Bound<'py, PyTuple>>,
     dynamic: bool,
-    externalizable: bool,
 }
 
 pub enum PyArr<'py> {
@@ -524,7 +523,6 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             keys,
             sealed,
             dynamic: def.dynamic,
-            externalizable: def.externalizable,
         })
     }
 
@@ -683,8 +681,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
 
     #[inline]
-    fn object_end(&mut self, object: Self::Object, traits: &Self::Traits) -> Result<Self::Value> {
-        let _ = traits.externalizable;
+    fn object_end(&mut self, object: Self::Object, _traits: &Self::Traits) -> Result<Self::Value> {
         Ok(object)
     }
 
