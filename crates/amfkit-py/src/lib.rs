@@ -16,6 +16,11 @@ mod types;
 fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The decoders' default limits, for the Python wrappers' signatures.
+    let limits = amfkit_core::Limits::DEFAULT;
+    m.add("DEFAULT_MAX_DEPTH", limits.max_depth)?;
+    m.add("DEFAULT_MAX_OBJECTS", limits.max_objects)?;
+    m.add("DEFAULT_MAX_SIZE", limits.max_size)?;
     m.add("AMFError", errors::amf_error(py))?;
     m.add("DecodeError", errors::decode_error(py))?;
     m.add("EncodeError", errors::encode_error(py))?;

@@ -19,8 +19,9 @@ pub struct Options {
     pub tz_aware: bool,
 }
 
-// The Python signatures spell the default limits out (so that they show in help());
-// they must stay the core's defaults.
+// The Python signatures spell the default limits out (so that they show in help()); they
+// must stay the core's defaults, which the module also exports as DEFAULT_MAX_DEPTH,
+// DEFAULT_MAX_OBJECTS and DEFAULT_MAX_SIZE (tests/test_limits.py compares the two).
 const _: () = assert!(
     Limits::DEFAULT.max_depth == 128
         && Limits::DEFAULT.max_objects == 10_000_000
