@@ -404,9 +404,20 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<()> {
         match array {
             PyArr::List { obj, len, i } if *i < *len => {
+                let p = obj.as_ptr();
+                // SAFETY: `p` is the list this visitor made, held by `obj` (the GIL is held).
+                if unsafe { ffi::PyList_GET_SIZE(p) } as usize != *len {
+                    // A hook was handed this list (a back-reference read by __readamf__)
+                    // and resized it: its slots are no longer the ones made for the items.
+                    // SAFETY: as above; `value` is a live object.
+                    let rc = unsafe { ffi::PyList_Append(p, value.as_ptr()) };
+                    return self.check(rc);
+                }
+                // SAFETY: the list still has the `len` slots it was made with, each holding
+                // a reference (None until set), and `*i < len`: the new item takes slot
+                // `*i` (its reference moves into the list), then the old one is released.
                 unsafe {
-                    let items = (*(obj.as_ptr() as *mut ffi::PyListObject)).ob_item;
-                    let slot = items.add(*i);
+                    let slot = (*(p as *mut ffi::PyListObject)).ob_item.add(*i);
                     let old = *slot;
                     *slot = value.into_ptr();
                     ffi::Py_DECREF(old);
