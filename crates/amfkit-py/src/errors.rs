@@ -23,6 +23,8 @@ fn new_exception(
 ) -> PyResult<Py<PyType>> {
     let name = CString::new(name).unwrap();
     let doc = CString::new(doc).unwrap();
+    // SAFETY: The GIL is held (`py`); `name`, `doc` and `bases` outlive the call, and a
+    // non-null result is a new reference to the exception class, a type object.
     unsafe {
         let ptr = ffi::PyErr_NewExceptionWithDoc(
             name.as_ptr(),

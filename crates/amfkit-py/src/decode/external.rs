@@ -29,7 +29,14 @@ impl DataInput {
                 "a DataInput is valid only inside the __readamf__ call that received it",
             ));
         }
-        // Safety: both pointers are live for the duration of the hook call (`live`).
+        // SAFETY: `live` is true only while `read_external` is in the `__readamf__` call
+        // that received this input: the decoder and the visitor it points to are borrowed
+        // by that frame and outlive the call, and the class is unsendable, so only this
+        // thread (holding the GIL) gets here. The 'static lifetimes are never let out:
+        // what is read is returned as owned Python objects. Caveat: a hook nested inside
+        // this one (an inner __readamf__) that calls back into this outer input makes a
+        // second `&mut` to the same decoder while the inner call's is suspended; the two
+        // are used one after the other, never interleaved.
         unsafe {
             Ok((
                 &mut *(self.de as *mut De),

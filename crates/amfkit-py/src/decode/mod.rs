@@ -91,6 +91,8 @@ impl<'py> PyVisitor<'py> {
         if ptr.is_null() {
             Err(self.fail(PyErr::fetch(self.py)))
         } else {
+            // SAFETY: `ptr` is a non-null new reference returned by the C API, and the GIL
+            // is held (`self.py`).
             Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
         }
     }
@@ -109,6 +111,10 @@ impl<'py> PyVisitor<'py> {
         tp: *mut ffi::PyTypeObject,
         args: &[*mut ffi::PyObject],
     ) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `tp` is one of the types held by `Types` for the process's life and
+        // `args` are pointers of objects the caller holds a `Bound` to (the GIL is held).
+        // The argument tuple is checked for null, takes a new reference to each argument
+        // (PyTuple_SET_ITEM steals one), and is released after the call.
         let ptr = unsafe {
             match args {
                 [] => ffi::PyObject_CallNoArgs(tp as *mut ffi::PyObject),
@@ -138,11 +144,14 @@ impl<'py> PyVisitor<'py> {
         name: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> Result<()> {
+        // SAFETY: the three are live objects (`Bound`s: the GIL is held).
         let rc = unsafe { ffi::PyObject_SetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
         self.check(rc)
     }
 
     fn str_obj(&mut self, s: &str) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `s` is valid UTF-8 of `s.len()` bytes; the GIL is held (`self.py`); the
+        // new reference is owned at once by `own`, which checks it for null.
         let ptr = unsafe {
             ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t)
         };
@@ -158,6 +167,10 @@ impl<'py> PyVisitor<'py> {
         key: &Bound<'py, PyString>,
         value: Bound<'py, PyAny>,
     ) -> Result<()> {
+        // SAFETY: the three are live objects (`Bound`s: the GIL is held), and `obj` was
+        // made for these traits: an instance of the registered class, or a dict (an
+        // anonymous object, or a TypedObject or ObjectProxy, dict subclasses), which is
+        // what PyDict_SetItem needs.
         let rc = unsafe {
             match traits.shape {
                 // Generic setattr: data descriptors (properties, slots) work, a class's
@@ -199,6 +212,8 @@ impl<'py> PyVisitor<'py> {
                 && (b[0] != b'0' || (b.len() == 1 && !text.starts_with('-')));
             if canonical {
                 let n: i64 = text.parse().unwrap_or(0);
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let ptr = unsafe { ffi::PyLong_FromLongLong(n) };
                 return self.own(ptr);
             }
@@ -213,8 +228,13 @@ impl<'py> PyVisitor<'py> {
                 let tzinfo = if self.tz_aware {
                     self.t.utc
                 } else {
+                    // SAFETY: None is a static singleton, and the GIL is held.
                     unsafe { ffi::Py_None() }
                 };
+                // SAFETY: the datetime C API was loaded by `_setup` (the GIL is held); the
+                // fields come from `dates::fields`, within datetime's ranges, and `tzinfo`
+                // is timezone.utc (held by `Types`) or None. The new reference is owned at
+                // once by `own`.
                 let ptr = unsafe {
                     let api = ffi::PyDateTimeAPI();
                     ((*api).DateTime_FromDateAndTime)(
@@ -232,8 +252,12 @@ impl<'py> PyVisitor<'py> {
                 return self.own(ptr);
             }
         }
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let m = unsafe { ffi::PyFloat_FromDouble(millis) };
         let m = self.own(m)?;
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let z = unsafe { ffi::PyLong_FromLong(tz as _) };
         let z = self.own(z)?;
         self.call_type(self.t.date, &[m.as_ptr(), z.as_ptr()])
@@ -250,6 +274,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     #[inline]
     fn undefined(&mut self) -> Result<Self::Value> {
+        // SAFETY: `undefined` is held by `Types` for the process's life, and the GIL is
+        // held.
         Ok(unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) })
     }
     #[inline]
@@ -258,17 +284,22 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
     #[inline]
     fn boolean(&mut self, v: bool) -> Result<Self::Value> {
+        // SAFETY: True and False are static singletons, and the GIL is held.
         Ok(unsafe {
             Bound::from_borrowed_ptr(self.py, if v { ffi::Py_True() } else { ffi::Py_False() })
         })
     }
     #[inline]
     fn integer(&mut self, v: i32) -> Result<Self::Value> {
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let ptr = unsafe { ffi::PyLong_FromLong(v as _) };
         self.own(ptr)
     }
     #[inline]
     fn number(&mut self, v: f64) -> Result<Self::Value> {
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let ptr = unsafe { ffi::PyFloat_FromDouble(v) };
         self.own(ptr)
     }
@@ -277,6 +308,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn amf0_number(&mut self, v: f64) -> Result<Self::Value> {
         const EXACT: f64 = 9_007_199_254_740_992.0;
         if v.fract() == 0.0 && v.abs() <= EXACT && !(v == 0.0 && v.is_sign_negative()) {
+            // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by
+            // `own`, which checks it for null.
             let ptr = unsafe { ffi::PyLong_FromLongLong(v as i64) };
             return self.own(ptr);
         }
@@ -285,6 +318,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     #[inline]
     fn str(&mut self, s: &'de str) -> Result<Self::Str> {
         let o = self.str_obj(s)?;
+        // SAFETY: `str_obj` made `o` with PyUnicode_FromStringAndSize: it is a str.
         Ok(unsafe { o.cast_into_unchecked::<PyString>() })
     }
     #[inline]
@@ -337,6 +371,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         let code = self.str_obj(code)?;
         let arr = self.call_type(self.t.array, &[code.as_ptr()])?;
         let data = PyBytes::new(self.py, &native);
+        // SAFETY: `arr` and `data` are live objects (`Bound`s: the GIL is held), and the
+        // method name is interned in `Types` for the process's life.
         let r = unsafe {
             ffi::PyObject_CallMethodOneArg(arr.as_ptr(), self.t.names.frombytes, data.as_ptr())
         };
@@ -352,8 +388,13 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     ) -> Result<(Self::Array, Self::Value)> {
         let arr = match kind {
             ArrayKind::Dense => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let list = unsafe { ffi::PyList_New(len as ffi::Py_ssize_t) };
                 let list = self.own(list)?;
+                // SAFETY: `list` is the new list of `len` empty slots made above, not yet
+                // seen by any Python code: each slot takes a new reference to None
+                // (PyList_SET_ITEM steals it).
                 unsafe {
                     let none = ffi::Py_None();
                     for i in 0..len {
@@ -372,9 +413,12 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 PyArr::Mixed { obj, next: 0 }
             }
             ArrayKind::ObjectVector { fixed, type_name } => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let items = unsafe { ffi::PyTuple_New(0) };
                 let items = self.own(items)?;
                 let name = self.str_obj(type_name)?;
+                // SAFETY: True and False are static singletons, and the GIL is held.
                 let fixed = unsafe {
                     Bound::from_borrowed_ptr(
                         self.py,
@@ -426,13 +470,19 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 Ok(())
             }
             PyArr::List { obj, .. } | PyArr::Vector { obj } => {
+                // SAFETY: `obj` is a list (this visitor's own, or an ObjectVector, a list
+                // subclass) and `value` a live object, both `Bound`s (the GIL is held).
                 let rc = unsafe { ffi::PyList_Append(obj.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
             PyArr::Mixed { obj, next } => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let key = unsafe { ffi::PyLong_FromSize_t(*next) };
                 let key = self.own(key)?;
                 *next += 1;
+                // SAFETY: `obj` is a MixedArray (a dict subclass); the three are `Bound`s
+                // (the GIL is held).
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
@@ -449,6 +499,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         let key = self.key_int(key, text)?;
         match array {
             PyArr::Mixed { obj, .. } => {
+                // SAFETY: `obj` is a MixedArray (a dict subclass); the three are `Bound`s
+                // (the GIL is held).
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
@@ -467,6 +519,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     fn traits(&mut self, def: TraitsDef<'de, Self::Str>) -> Result<Self::Traits> {
         let alias_obj = self.str_obj(def.class_name)?;
+        // SAFETY: `str_obj` made `alias_obj` with PyUnicode_FromStringAndSize: it is a str.
         let alias = unsafe { alias_obj.cast_into_unchecked::<PyString>() };
         // An anonymous object is a dict, written back with dynamic members; a sealed
         // member named "" has no dynamic spelling (the empty name ends the list), so such
@@ -544,6 +597,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     ) -> Result<(Self::Object, Self::Value)> {
         let obj = match &traits.shape {
             Shape::Anonymous => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let d = unsafe { ffi::PyDict_New() };
                 self.own(d)?
             }
@@ -554,6 +609,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                     .as_ref()
                     .map(|s| s.clone().into_any())
                     .unwrap();
+                // SAFETY: True and False are static singletons, and the GIL is held.
                 let dynamic = unsafe {
                     Bound::from_borrowed_ptr(
                         self.py,
@@ -565,6 +621,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                     )
                 };
                 let n = &self.t.names;
+                // SAFETY: the names are interned in `Types` for the process's life, and the
+                // GIL is held.
                 let (sn, dn) = unsafe {
                     (
                         Bound::from_borrowed_ptr(self.py, n.sealed),
@@ -578,6 +636,11 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::Registered(info) => {
                 // cls.__new__(cls): no __init__, no import, nothing else runs.
                 let tp = info.cls.as_ptr() as *mut ffi::PyTypeObject;
+                // SAFETY: `tp` is the registered class, a type object kept alive by the
+                // registry snapshot this visitor holds (the GIL is held). Its tp_new is
+                // called as `cls.__new__(cls)` would be, with the empty tuple
+                // (PyTuple_New(0) returns the shared one), released after the call; without
+                // a tp_new a TypeError is set and null returned, as the C API does.
                 let ptr = unsafe {
                     match (*tp).tp_new {
                         Some(new) => {
@@ -652,6 +715,9 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                         decoder.position(),
                     ));
                 }
+                // SAFETY: `object` is the ArrayCollection made by object_begin (a list
+                // subclass) and `body` was checked to be a list; both are `Bound`s (the GIL
+                // is held).
                 let r = unsafe { ffi::PyList_SetSlice(object.as_ptr(), 0, 0, body.as_ptr()) };
                 self.check(r)
             }
@@ -663,6 +729,9 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                         decoder.position(),
                     ));
                 }
+                // SAFETY: `object` is the ObjectProxy made by object_begin (a dict
+                // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
+                // is held).
                 let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
                 self.check(r)
             }
@@ -703,6 +772,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         _index: u32,
     ) -> Result<(Self::Dict, Self::Value)> {
         let obj = self.call_type(self.t.dictionary, &[])?;
+        // SAFETY: True and False are static singletons, and the GIL is held.
         let weak = unsafe {
             Bound::from_borrowed_ptr(
                 self.py,
@@ -713,6 +783,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 },
             )
         };
+        // SAFETY: the name is interned in `Types` for the process's life, and the GIL is
+        // held.
         let name = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.weak_keys) };
         self.set_attr(&obj, &name, &weak)?;
         Ok((obj.clone(), obj))
@@ -724,6 +796,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         key: Self::Value,
         value: Self::Value,
     ) -> Result<()> {
+        // SAFETY: `dict` is the Dictionary made by dict_begin (a dict subclass); the three
+        // are `Bound`s (the GIL is held).
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
         if rc == 0 {
             return Ok(());
@@ -734,6 +808,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             return Err(self.fail(err));
         }
         let wrapped = self.call_type(self.t.object_key, &[key.as_ptr()])?;
+        // SAFETY: as above.
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), wrapped.as_ptr(), value.as_ptr()) };
         self.check(rc)
     }

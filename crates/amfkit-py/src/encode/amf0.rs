@@ -13,6 +13,8 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     pub(crate) fn amf0(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held); PyFloat_AS_DOUBLE
+        // reads an exact float, and None/True are compared by address only.
         unsafe {
             let tp = ffi::Py_TYPE(p);
             if tp == &raw mut ffi::PyUnicode_Type {
@@ -46,8 +48,11 @@ impl<'py> PyEncoder<'py> {
 
     fn amf0_int(&mut self, p: *mut ffi::PyObject) -> Result<()> {
         let mut overflow = 0;
+        // SAFETY: `p` is an int (exact or subclass, classified) the caller holds a `Bound`
+        // to, with the GIL held.
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
         let d = if overflow == 0 {
+            // SAFETY: the GIL is held; this only reads the thread's error indicator.
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
                 return Err(self.fail(PyErr::fetch(self.py)));
             }
@@ -64,6 +69,7 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     pub(super) fn amf0_ref(&mut self, obj: &Bound<'py, PyAny>) -> bool {
         let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         if unsafe { ffi::Py_REFCNT(p) } <= SOLE_OWNER {
             self.enc.amf0_register(None);
             return false;
@@ -113,6 +119,7 @@ impl<'py> PyEncoder<'py> {
         self.enter()?;
         for (k, v) in self.dict_items(obj.as_ptr()) {
             let text;
+            // SAFETY: `k` is a live object (a `Bound`: the GIL is held).
             let key = if any_key && unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
                 let s = k.str().map_err(|e| self.fail(e))?;
                 text = self.str_of(s.as_ptr())?.to_owned();
@@ -140,6 +147,8 @@ impl<'py> PyEncoder<'py> {
         if self.amf0_ref(obj) {
             return Ok(());
         }
+        // SAFETY: `obj` is a dict (or subclass: a MixedArray, a dict with int keys) held by
+        // a `Bound`, with the GIL held.
         let len = unsafe { ffi::PyDict_Size(obj.as_ptr()) } as usize;
         self.enc.amf0_ecma_array_start(len)?;
         self.amf0_members(obj, true)
@@ -187,6 +196,8 @@ impl<'py> PyEncoder<'py> {
                 return self.enc.amf0_string(s);
             }
             Cold::Int => return self.amf0_int(p),
+            // SAFETY: `p` is a float subclass (classified with PyFloat_Check) held by
+            // `obj`, with the GIL held.
             Cold::Float => self.enc.amf0_number(unsafe { ffi::PyFloat_AsDouble(p) }),
             Cold::Dict => return self.amf0_dict(obj),
             Cold::Seq => return self.amf0_sequence(obj),
@@ -211,6 +222,7 @@ impl<'py> PyEncoder<'py> {
         }
         let alias = self.getattr(obj, self.t.names.alias)?;
         self.keep(&alias);
+        // SAFETY: `alias` is a live object (a `Bound`: the GIL is held).
         let alias = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
             self.str_of(alias.as_ptr())?
         } else {

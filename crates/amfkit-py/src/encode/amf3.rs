@@ -17,6 +17,8 @@ const STR_CACHE: usize = 512;
 /// A member name for an error path.
 #[cold]
 fn key_text(key: &Bound<'_, PyAny>) -> PathSegment {
+    // SAFETY: `key` is a live str (a `Bound`: the GIL is held; its callers checked the
+    // type), and the text is copied into the path at once.
     PathSegment::key(unsafe { utf8(key.as_ptr()) }.unwrap_or("?"))
 }
 
@@ -25,6 +27,8 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     pub(crate) fn amf3(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held); PyFloat_AS_DOUBLE
+        // reads an exact float, and None/True are compared by address only.
         unsafe {
             let tp = ffi::Py_TYPE(p);
             if tp == &raw mut ffi::PyUnicode_Type {
@@ -87,6 +91,7 @@ impl<'py> PyEncoder<'py> {
             // A str held only by its container cannot be met again by identity (equal
             // text is still found by the contents table). Every other one is cached
             // and kept alive, so its address stays its own.
+            // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
             if unsafe { ffi::Py_REFCNT(obj.as_ptr()) } > SOLE_OWNER {
                 self.str_ids.insert(id, index);
                 if let Some(entry) = self.str_cache.get_mut(slot) {
@@ -101,8 +106,11 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     fn amf3_int(&mut self, p: *mut ffi::PyObject) -> Result<()> {
         let mut overflow = 0;
+        // SAFETY: `p` is an int (exact or subclass, classified) the caller holds a `Bound`
+        // to, with the GIL held.
         let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow) };
         if overflow == 0 {
+            // SAFETY: the GIL is held; this only reads the thread's error indicator.
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
                 return Err(self.fail(PyErr::fetch(self.py)));
             }
@@ -125,6 +133,7 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     pub(super) fn amf3_ref(&mut self, marker: u8, obj: &Bound<'py, PyAny>) -> bool {
         let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         if unsafe { ffi::Py_REFCNT(p) } <= SOLE_OWNER {
             self.enc.out.u8(marker);
             self.enc.amf3_register(None);
@@ -202,9 +211,12 @@ impl<'py> PyEncoder<'py> {
         value: &Bound<'py, PyAny>,
     ) -> Result<()> {
         let kp = key.as_ptr();
+        // SAFETY: `key` is a live object (a `Bound`: the GIL is held).
         if unsafe { ffi::PyUnicode_Check(kp) } == 0 {
             let _ = self.str_of_key(key)?;
         }
+        // SAFETY: `key` is a live str: str_of_key returned an error above for anything
+        // else.
         if unsafe { ffi::PyUnicode_GET_LENGTH(kp) } == 0 {
             return Err(self
                 .enc
@@ -235,6 +247,7 @@ impl<'py> PyEncoder<'py> {
         let items = self.dict_items(obj.as_ptr());
         self.enc.amf3_dictionary_header(items.len(), weak_keys)?;
         for (i, (k, v)) in items.iter().enumerate() {
+            // SAFETY: `k` is a live object (a `Bound`: the GIL is held).
             let key = if unsafe { ffi::Py_TYPE(k.as_ptr()) } == self.t.object_key {
                 self.getattr(k, self.t.names.value)?
             } else {
@@ -297,6 +310,8 @@ impl<'py> PyEncoder<'py> {
                 return self.enc.amf3_string(s);
             }
             Cold::Int => return self.amf3_int(p),
+            // SAFETY: `p` is a float subclass (classified with PyFloat_Check) held by
+            // `obj`, with the GIL held.
             Cold::Float => self.enc.amf3_double(unsafe { ffi::PyFloat_AsDouble(p) }),
             Cold::Dict => return self.amf3_dict(obj),
             Cold::Seq => return self.amf3_sequence(obj),
@@ -386,6 +401,7 @@ impl<'py> PyEncoder<'py> {
             .is_truthy()
             .map_err(|e| self.fail(e))?;
         let name = self.getattr(obj, self.t.names.type_name)?;
+        // SAFETY: `name` is a live object (a `Bound`: the GIL is held).
         let name_str = if unsafe { ffi::PyUnicode_Check(name.as_ptr()) } != 0 {
             self.str_of(name.as_ptr())?
         } else {
@@ -393,6 +409,8 @@ impl<'py> PyEncoder<'py> {
         };
         self.enter()?;
         let p = obj.as_ptr();
+        // SAFETY: `obj` is exactly an `amfkit.ObjectVector`, a list subclass, held by a
+        // `Bound` (the GIL is held).
         let len = unsafe { ffi::PyList_GET_SIZE(p) } as usize;
         self.enc.amf3_vector_header(len, fixed)?;
         self.enc.amf3_str(name_str)?;
@@ -410,8 +428,11 @@ impl<'py> PyEncoder<'py> {
         let items = self.dict_items(obj.as_ptr());
         let mut dense_len = 0usize;
         loop {
+            // SAFETY: the GIL is held; the new reference is owned at once.
             let key = unsafe { ffi::PyLong_FromSize_t(dense_len) };
             let key = self.own(key)?;
+            // SAFETY: `obj` is exactly an `amfkit.MixedArray`, a dict subclass, and `key`
+            // an int, both held by a `Bound` (the GIL is held).
             let present = unsafe { ffi::PyDict_Contains(obj.as_ptr(), key.as_ptr()) };
             if present < 0 {
                 return Err(self.fail(PyErr::fetch(self.py)));
@@ -425,7 +446,10 @@ impl<'py> PyEncoder<'py> {
         let mut dense: Vec<Option<Bound<'py, PyAny>>> = vec![None; dense_len];
         for (k, v) in &items {
             let kp = k.as_ptr();
+            // SAFETY: `k` is a live object (a `Bound`: the GIL is held), read as an int
+            // only once it is one.
             if unsafe { ffi::PyLong_CheckExact(kp) } != 0 {
+                // SAFETY: `kp` is an exact int, held by `k`.
                 let i = unsafe { ffi::PyLong_AsLongLong(kp) };
                 if i >= 0 && (i as usize) < dense_len {
                     dense[i as usize] = Some(v.clone());
@@ -486,6 +510,7 @@ impl<'py> PyEncoder<'py> {
             .map_err(|e| self.fail(e))?;
         self.keep(&alias);
         self.keep(&sealed);
+        // SAFETY: `alias` is a live object (a `Bound`: the GIL is held).
         let alias_str = if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } != 0 {
             self.str_of(alias.as_ptr())?
         } else {
@@ -497,13 +522,20 @@ impl<'py> PyEncoder<'py> {
         let d = obj.as_ptr();
         for name in &names {
             let key = PyString::new(self.py, name);
+            // SAFETY: `d` is exactly an `amfkit.TypedObject`, a dict subclass held by
+            // `obj`, and `key` a str held by a `Bound` (the GIL is held).
             let v = unsafe { ffi::PyDict_GetItemWithError(d, key.as_ptr()) };
             let v = if v.is_null() {
+                // SAFETY: the GIL is held; this only reads the thread's error indicator.
                 if unsafe { !ffi::PyErr_Occurred().is_null() } {
                     return Err(self.fail(PyErr::fetch(self.py)));
                 }
+                // SAFETY: `undefined` is held by `Types` for the process's life, and the
+                // GIL is held.
                 unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }
             } else {
+                // SAFETY: `v` is a non-null borrowed reference from the dict, made a new
+                // reference at once.
                 unsafe { Bound::from_borrowed_ptr(self.py, v) }
             };
             self.amf3(&v)

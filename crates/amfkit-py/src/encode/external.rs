@@ -68,7 +68,11 @@ impl DataOutput {
                 "a DataOutput is valid only inside the __writeamf__ call that received it",
             ));
         }
-        // Safety: the encoder outlives the hook call (`live`).
+        // SAFETY: `live` is true only while `write_external` is in the `__writeamf__` call
+        // that received this output: the encoder it points to is borrowed by that frame
+        // and outlives the call, and the class is unsendable, so only this thread (holding
+        // the GIL) gets here. As with DataInput, a nested hook calling back into an outer
+        // output uses the same encoder one call after the other, never interleaved.
         unsafe { Ok(&mut *(self.enc as *mut PyEncoder<'static>)) }
     }
 }
@@ -78,7 +82,9 @@ impl DataOutput {
     /// Write an AMF3 value (`writeObject`), sharing the reference tables of the stream.
     fn write_object(&self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
         let e = self.enc()?;
-        // Safety: the object outlives this call; the encoder keeps what it keys.
+        // SAFETY: only the lifetime changes: `obj` lives through this call, and the
+        // encoder (whose 'py is in fact this call's GIL scope, see `enc`) keeps a strong
+        // reference to anything it keys by address, so nothing borrowed outlives its object.
         let obj: &Bound<'static, PyAny> = unsafe { std::mem::transmute(obj) };
         e.amf3(obj).map_err(|err| e.py_error(err))
     }

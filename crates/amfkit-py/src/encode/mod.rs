@@ -146,6 +146,8 @@ impl<'py> PyEncoder<'py> {
         if ptr.is_null() {
             Err(self.fail(PyErr::fetch(self.py)))
         } else {
+            // SAFETY: `ptr` is a non-null new reference returned by the C API, and the GIL
+            // is held (`self.py`).
             Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
         }
     }
@@ -175,6 +177,9 @@ impl<'py> PyEncoder<'py> {
 
     #[inline]
     pub(super) fn str_of(&mut self, p: *mut ffi::PyObject) -> Result<&'py str> {
+        // SAFETY: callers pass the pointer of a live str (exact or subclass, checked) they
+        // hold a `Bound` to, and the `&'py str` is used while the encoder (which keeps what
+        // it keys) is alive.
         match unsafe { utf8(p) } {
             Some(s) => Ok(s),
             None => Err(self
@@ -184,6 +189,7 @@ impl<'py> PyEncoder<'py> {
     }
 
     pub(super) fn str_of_key(&mut self, k: &Bound<'py, PyAny>) -> Result<&'py str> {
+        // SAFETY: `k` is a live object (a `Bound`: the GIL is held).
         if unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
             let name = self.type_name(k);
             return Err(self
@@ -205,6 +211,8 @@ impl<'py> PyEncoder<'py> {
         obj: &Bound<'py, PyAny>,
         name: *mut ffi::PyObject,
     ) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held) and `name` an
+        // interned str held by `Types` for the process's life.
         let r = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
         self.own(r)
     }
@@ -218,6 +226,10 @@ impl<'py> PyEncoder<'py> {
         i: usize,
         len: usize,
     ) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `p` is the list or tuple the caller holds a `Bound` to (checked with
+        // list_or_tuple_len or PyTuple_Check), and `i < len`, its length: the list's size
+        // is checked again first (a hook may have changed it), a tuple cannot change. The
+        // item is borrowed and turned into a new reference at once.
         unsafe {
             if is_list {
                 if ffi::PyList_GET_SIZE(p) as usize != len {
@@ -241,6 +253,8 @@ impl<'py> PyEncoder<'py> {
         &mut self,
         p: *mut ffi::PyObject,
     ) -> Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        // SAFETY: `p` is a dict (or subclass) the caller holds a `Bound` to, with the GIL
+        // held.
         let mut out = Vec::with_capacity(unsafe { ffi::PyDict_Size(p) } as usize);
         let mut pos: ffi::Py_ssize_t = 0;
         while let Some(kv) = self.dict_next(p, &mut pos) {
@@ -258,6 +272,9 @@ impl<'py> PyEncoder<'py> {
     ) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let mut k = std::ptr::null_mut();
         let mut v = std::ptr::null_mut();
+        // SAFETY: `p` is a dict (or subclass) the caller holds a `Bound` to, with the GIL
+        // held; PyDict_Next stops at the end or if the dict changed size, and its borrowed
+        // key and value become new references at once.
         unsafe {
             if ffi::PyDict_Next(p, pos, &mut k, &mut v) == 0 {
                 return None;
@@ -271,8 +288,12 @@ impl<'py> PyEncoder<'py> {
 
     #[cold]
     pub(super) fn big_int(&mut self, p: *mut ffi::PyObject) -> Result<f64> {
+        // SAFETY: `p` is an int (or subclass) the caller holds a `Bound` to, with the GIL
+        // held.
         let d = unsafe { ffi::PyLong_AsDouble(p) };
+        // SAFETY: the GIL is held; this only reads and clears the thread's error indicator.
         if d == -1.0 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+            // SAFETY: as above.
             unsafe { ffi::PyErr_Clear() };
             return Err(self.enc.error("an int too large for a double"));
         }
@@ -281,6 +302,7 @@ impl<'py> PyEncoder<'py> {
 
     /// A set's items as a tuple (kept alive: it may take a table entry).
     pub(super) fn set_items(&mut self, obj: &Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         let items = self.own(unsafe { ffi::PySequence_Tuple(obj.as_ptr()) })?;
         self.keep(&items);
         Ok(items)
@@ -304,6 +326,11 @@ impl<'py> PyEncoder<'py> {
     /// Milliseconds since the epoch of a datetime (naive = UTC) or a date (midnight UTC).
     pub(super) fn millis(&mut self, obj: &Bound<'py, PyAny>) -> Result<f64> {
         let p = obj.as_ptr();
+        // SAFETY: `obj` is a live `datetime.date` or `datetime.datetime` (classified with
+        // PyDate_Check/PyDateTime_Check), the GIL is held and the datetime C API was loaded
+        // by `_setup`; the time fields are read only for a datetime, and the offset only
+        // when utcoffset() returned a timedelta (an aware datetime's utcoffset() returns
+        // one or None).
         unsafe {
             let y = ffi::PyDateTime_GET_YEAR(p);
             let m = ffi::PyDateTime_GET_MONTH(p) as u32;
@@ -330,6 +357,8 @@ impl<'py> PyEncoder<'py> {
     }
 
     pub(super) fn buffer(&mut self, obj: &Bound<'py, PyAny>) -> Result<Vec<u8>> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held), cast to bytes only
+        // after PyBytes_Check.
         unsafe {
             let p = obj.as_ptr();
             if ffi::PyBytes_Check(p) != 0 {
@@ -356,6 +385,8 @@ impl<'py> PyEncoder<'py> {
 /// Whether `p` (a list or a tuple) is a list, and its length.
 #[inline]
 pub(super) fn list_or_tuple_len(p: *mut ffi::PyObject) -> (bool, usize) {
+    // SAFETY: callers pass the pointer of a list or tuple (exact or subclass, checked) they
+    // hold a `Bound` to, with the GIL held.
     unsafe {
         if ffi::PyList_Check(p) != 0 {
             (true, ffi::PyList_GET_SIZE(p) as usize)

@@ -65,6 +65,7 @@ impl<'py> PyEncoder<'py> {
     pub(super) fn classify(&mut self, obj: &Bound<'py, PyAny>) -> Cold {
         let p = obj.as_ptr();
         let t = self.t;
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         let tp = unsafe { ffi::Py_TYPE(p) };
         if p == t.undefined {
             return Cold::Undefined;
@@ -89,6 +90,8 @@ impl<'py> PyEncoder<'py> {
         if !matches!(kind, Cold::Unknown) {
             return kind;
         }
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held); the datetime checks
+        // use the C API loaded by `_setup`.
         unsafe {
             if ffi::PyDateTime_Check(p) != 0 || ffi::PyDate_Check(p) != 0 {
                 Cold::DateTime
@@ -121,6 +124,9 @@ impl<'py> PyEncoder<'py> {
         let mut k = std::ptr::null_mut();
         let mut v = std::ptr::null_mut();
         let mut kind = Keys::Str;
+        // SAFETY: `p` is a dict (or subclass) the caller holds a `Bound` to, with the GIL
+        // held; the borrowed keys are only type-checked, and nothing in the loop runs
+        // Python code that could change the dict.
         unsafe {
             while ffi::PyDict_Next(p, &mut pos, &mut k, &mut v) != 0 {
                 if ffi::PyUnicode_Check(k) != 0 {

@@ -19,11 +19,17 @@ impl<'py> PyEncoder<'py> {
         obj: &Bound<'py, PyAny>,
         name: *mut ffi::PyObject,
     ) -> Result<Option<Bound<'py, PyAny>>> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held) and `name` a str its
+        // caller holds (an interned name of `Types` or of the class registry).
         let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
         if !v.is_null() {
+            // SAFETY: `v` is a non-null new reference from PyObject_GetAttr.
             return Ok(Some(unsafe { Bound::from_owned_ptr(self.py, v) }));
         }
+        // SAFETY: the GIL is held and PyObject_GetAttr failed, so an exception is set; this
+        // reads and clears it.
         if unsafe { ffi::PyErr_ExceptionMatches(ffi::PyExc_AttributeError) } != 0 {
+            // SAFETY: as above.
             unsafe { ffi::PyErr_Clear() };
             return Ok(None);
         }
@@ -34,6 +40,7 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     fn instance_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<Option<Bound<'py, PyAny>>> {
         let d = self.attr_if_any(obj, self.t.names.dict)?;
+        // SAFETY: `d` is a live object (a `Bound`: the GIL is held).
         Ok(d.filter(|d| unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0))
     }
 
@@ -76,9 +83,9 @@ impl<'py> PyEncoder<'py> {
         obj: &Bound<'py, PyAny>,
         name: &Py<PyString>,
     ) -> Result<Bound<'py, PyAny>> {
-        Ok(self
-            .attr_if_any(obj, name.as_ptr())?
-            .unwrap_or_else(|| unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }))
+        let value = self.attr_if_any(obj, name.as_ptr())?;
+        // SAFETY: `undefined` is held by `Types` for the process's life, and the GIL is held.
+        Ok(value.unwrap_or_else(|| unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }))
     }
 
     pub(super) fn amf3_registered(

@@ -28,6 +28,7 @@ impl<'py> PyEncoder<'py> {
         self.keep(&alias);
         self.keep(&columns);
         self.keep(&rows);
+        // SAFETY: `alias` is a live object (a `Bound`: the GIL is held).
         if unsafe { ffi::PyUnicode_Check(alias.as_ptr()) } == 0 {
             return Err(self.enc.error("a Table alias must be a str"));
         }
@@ -45,6 +46,8 @@ impl<'py> PyEncoder<'py> {
     ) -> Result<Bound<'py, PyAny>> {
         let row = rows.get_item(i).map_err(|e| self.fail(e))?;
         let p = row.as_ptr();
+        // SAFETY: `row` is a live object (a `Bound`: the GIL is held), and each size is
+        // read only after its type check.
         let len = unsafe {
             if ffi::PyTuple_Check(p) != 0 {
                 ffi::PyTuple_GET_SIZE(p)
@@ -95,6 +98,7 @@ impl<'py> PyEncoder<'py> {
             self.enc.out.u8(m3::OBJECT);
             self.enc.amf3_register(None);
             self.amf3_shaped_traits(&alias, &columns, alias_str, &names, false)?;
+            // SAFETY: `row` is a live object (a `Bound`: the GIL is held).
             let is_tuple = unsafe { ffi::PyTuple_Check(row.as_ptr()) } != 0;
             for (j, name) in names.iter().enumerate() {
                 let v = self.item(row.as_ptr(), !is_tuple, j, names.len())?;
@@ -132,6 +136,7 @@ impl<'py> PyEncoder<'py> {
             } else {
                 self.enc.amf0_typed_object_start(alias_str)?;
             }
+            // SAFETY: `row` is a live object (a `Bound`: the GIL is held).
             let is_tuple = unsafe { ffi::PyTuple_Check(row.as_ptr()) } != 0;
             for (j, name) in names.iter().enumerate() {
                 let v = self.item(row.as_ptr(), !is_tuple, j, names.len())?;
