@@ -86,10 +86,18 @@ impl<'py> PyVisitor<'py> {
         self.pending.record(err, Error::UNKNOWN_OFFSET)
     }
 
+    /// [`PyVisitor::fail`] with the exception a C API call just set, out of line (the hot
+    /// callers stay small).
+    #[cold]
+    #[inline(never)]
+    fn raised(&mut self) -> Error {
+        self.fail(PyErr::fetch(self.py))
+    }
+
     #[inline]
     fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
         if ptr.is_null() {
-            Err(self.fail(PyErr::fetch(self.py)))
+            Err(self.raised())
         } else {
             // SAFETY: `ptr` is a non-null new reference returned by the C API, and the GIL
             // is held (`self.py`).
@@ -100,7 +108,7 @@ impl<'py> PyVisitor<'py> {
     #[inline]
     fn check(&mut self, rc: c_int) -> Result<()> {
         if rc < 0 {
-            Err(self.fail(PyErr::fetch(self.py)))
+            Err(self.raised())
         } else {
             Ok(())
         }
@@ -122,7 +130,7 @@ impl<'py> PyVisitor<'py> {
                 _ => {
                     let tuple = ffi::PyTuple_New(args.len() as ffi::Py_ssize_t);
                     if tuple.is_null() {
-                        return Err(self.fail(PyErr::fetch(self.py)));
+                        return Err(self.raised());
                     }
                     for (i, a) in args.iter().enumerate() {
                         ffi::Py_INCREF(*a);

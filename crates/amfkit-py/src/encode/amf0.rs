@@ -54,7 +54,7 @@ impl<'py> PyEncoder<'py> {
         let d = if overflow == 0 {
             // SAFETY: the GIL is held; this only reads the thread's error indicator.
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
-                return Err(self.fail(PyErr::fetch(self.py)));
+                return Err(self.raised());
             }
             v as f64
         } else {

@@ -112,7 +112,7 @@ impl<'py> PyEncoder<'py> {
         if overflow == 0 {
             // SAFETY: the GIL is held; this only reads the thread's error indicator.
             if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
-                return Err(self.fail(PyErr::fetch(self.py)));
+                return Err(self.raised());
             }
             self.enc.amf3_int(v);
             return Ok(());
@@ -435,7 +435,7 @@ impl<'py> PyEncoder<'py> {
             // an int, both held by a `Bound` (the GIL is held).
             let present = unsafe { ffi::PyDict_Contains(obj.as_ptr(), key.as_ptr()) };
             if present < 0 {
-                return Err(self.fail(PyErr::fetch(self.py)));
+                return Err(self.raised());
             }
             if present == 0 {
                 break;
@@ -528,7 +528,7 @@ impl<'py> PyEncoder<'py> {
             let v = if v.is_null() {
                 // SAFETY: the GIL is held; this only reads the thread's error indicator.
                 if unsafe { !ffi::PyErr_Occurred().is_null() } {
-                    return Err(self.fail(PyErr::fetch(self.py)));
+                    return Err(self.raised());
                 }
                 // SAFETY: `undefined` is held by `Types` for the process's life, and the
                 // GIL is held.

@@ -141,10 +141,18 @@ impl<'py> PyEncoder<'py> {
         self.pending.record(err, self.enc.len())
     }
 
+    /// [`PyEncoder::fail`] with the exception a C API call just set, out of line: the hot
+    /// callers (`own`, the int writers) keep PyErr::fetch out of their bodies.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn raised(&mut self) -> Error {
+        self.fail(PyErr::fetch(self.py))
+    }
+
     #[inline]
     pub(super) fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
         if ptr.is_null() {
-            Err(self.fail(PyErr::fetch(self.py)))
+            Err(self.raised())
         } else {
             // SAFETY: `ptr` is a non-null new reference returned by the C API, and the GIL
             // is held (`self.py`).

@@ -33,7 +33,7 @@ impl<'py> PyEncoder<'py> {
             unsafe { ffi::PyErr_Clear() };
             return Ok(None);
         }
-        Err(self.fail(PyErr::fetch(self.py)))
+        Err(self.raised())
     }
 
     /// An instance's `__dict__` when it has one that is a dict.
