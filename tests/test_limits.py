@@ -3,10 +3,13 @@ encode is an EncodeError, never a RecursionError or a crash."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 import amfkit
-from amfkit import amf0, amf3
+from amfkit import _amfkit, amf0, amf3, sol
+from amfkit.remoting import packet
 
 
 def nested_amf3(depth: int) -> bytes:
@@ -15,6 +18,36 @@ def nested_amf3(depth: int) -> bytes:
 
 def nested_amf0(depth: int) -> bytes:
     return b"\x0a\x00\x00\x00\x01" * depth + b"\x05"
+
+
+@pytest.mark.parametrize(
+    "decoder",
+    [
+        amf0.decode,
+        amf3.decode,
+        amf0.Decoder,
+        amf3.Decoder,
+        _amfkit.decode_packet,
+        _amfkit.decode_sol,
+        packet.decode,
+        sol.loads,
+        sol.load,
+    ],
+)
+def test_every_decoder_defaults_to_the_cores_limits(decoder):
+    defaults = {
+        name: p.default for name, p in inspect.signature(decoder).parameters.items() if name.startswith("max_")
+    }
+    assert defaults == {
+        "max_depth": _amfkit.DEFAULT_MAX_DEPTH,
+        "max_objects": _amfkit.DEFAULT_MAX_OBJECTS,
+        "max_size": _amfkit.DEFAULT_MAX_SIZE,
+    }
+    assert (_amfkit.DEFAULT_MAX_DEPTH, _amfkit.DEFAULT_MAX_OBJECTS, _amfkit.DEFAULT_MAX_SIZE) == (
+        128,
+        10_000_000,
+        256 * 1024 * 1024,
+    )
 
 
 @pytest.mark.parametrize("codec, nest", [(amf3, nested_amf3), (amf0, nested_amf0)])

@@ -204,6 +204,20 @@ def test_externalizable_reading_past_its_body_is_a_decode_error(registry):
         amf3.decode(amf3.encode(Greedy()))
 
 
+def test_a_hook_that_resizes_the_array_being_read_does_not_crash(registry):
+    class Clears:
+        def __writeamf__(self, output):
+            pass
+
+        def __readamf__(self, input):
+            input.read_object().clear()  # a back-reference to the enclosing array
+
+    registry(Clears, "C", externalizable=True)
+    # [Clears(body: reference to object 0, the array), 1]
+    back = amf3.decode(bytes.fromhex("090501" "0a0703" "43" "0900" "0401"))
+    assert type(back) is list and type(back[0]) is Clears and back[-1] == 1
+
+
 def test_unknown_externalizable_is_a_decode_error():
     data = bytes.fromhex("0a07" "07") + b"abc" + b"\x04\x01"
     with pytest.raises(amfkit.DecodeError, match='externalizable class "abc" is not registered'):

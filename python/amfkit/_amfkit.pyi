@@ -1,6 +1,6 @@
 """Type stub of the compiled module `amfkit._amfkit` (checked by mypy.stubtest)."""
 
-from typing import Any, Callable, Iterable, Mapping, Union, final
+from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
 from typing_extensions import Self
 
@@ -8,6 +8,9 @@ _Buffer = Union[bytes, bytearray, memoryview]
 
 __all__ = [
     "__version__",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_OBJECTS",
+    "DEFAULT_MAX_SIZE",
     "AMFError",
     "DecodeError",
     "EncodeError",
@@ -32,6 +35,13 @@ __all__ = [
 ]
 
 __version__: str
+
+# The decoders' default limits (amfkit-core's Limits::DEFAULT). The signatures below
+# spell them out, as the compiled ones do (stubtest compares the two, and
+# tests/test_limits.py the compiled ones with these constants).
+DEFAULT_MAX_DEPTH: Final[int]
+DEFAULT_MAX_OBJECTS: Final[int]
+DEFAULT_MAX_SIZE: Final[int]
 
 def decode_packet(
     data: _Buffer,

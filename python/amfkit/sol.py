@@ -78,9 +78,9 @@ class SOL(dict[str, Any]):
 def loads(
     data: _Buffer,
     *,
-    max_depth: int = 128,
-    max_objects: int = 10_000_000,
-    max_size: int = 268_435_456,
+    max_depth: int = _amfkit.DEFAULT_MAX_DEPTH,
+    max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
+    max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
 ) -> SOL:
     """Decode the bytes of a .sol file (see the module docstring for what is accepted).
@@ -95,9 +95,9 @@ def loads(
 def load(
     file: _Path | IO[bytes],
     *,
-    max_depth: int = 128,
-    max_objects: int = 10_000_000,
-    max_size: int = 268_435_456,
+    max_depth: int = _amfkit.DEFAULT_MAX_DEPTH,
+    max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
+    max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
 ) -> SOL:
     """Decode a .sol file from a path (str or path-like) or a binary file opened for

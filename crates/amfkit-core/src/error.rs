@@ -50,6 +50,8 @@ pub enum ErrorKind {
     UnknownMarker { version: u8, marker: u8 },
     /// A marker the specification reserves but no peer writes (AMF0 movieclip, recordset).
     ReservedMarker { marker: u8, name: &'static str },
+    /// The AMF0 object-end marker (0x09) where a value is expected.
+    ObjectEndOutsideObject,
     /// A reference to an entry its table does not (yet) have.
     BadReference {
         table: &'static str,
@@ -70,6 +72,16 @@ pub enum ErrorKind {
     InvalidUtf8,
     /// Input left over after a single value.
     TrailingBytes { count: usize },
+    /// A remoting packet version other than 0, 1 and 3.
+    UnknownPacketVersion { version: u16 },
+    /// A .sol file that does not start with the magic `00 bf`.
+    SolMagic { found: [u8; 2] },
+    /// A .sol file without the signature "TCSO" after its length field.
+    SolSignature { found: [u8; 4] },
+    /// A .sol AMF version other than 0 and 3.
+    UnknownSolVersion { version: u32 },
+    /// A .sol padding byte after a member that is not 0x00.
+    SolPadding { byte: u8 },
     /// A value the encoder cannot write (kind of value and why).
     Unencodable(Box<str>),
     /// An externalizable class whose body this reader cannot read.
@@ -234,6 +246,7 @@ impl Error {
             ReservedMarker { marker, name } => {
                 format!("reserved amf0 marker 0x{marker:02x} ({name}) is not supported")
             }
+            ObjectEndOutsideObject => "object-end marker 0x09 outside an object".to_owned(),
             BadReference { table, index, len } => {
                 format!("{table} reference {index} is out of range (the table has {len})")
             }
@@ -246,6 +259,18 @@ impl Error {
             TrailingBytes { count } => {
                 format!("{count} trailing byte{} after the value", plural(*count))
             }
+            UnknownPacketVersion { version } => format!("unknown amf packet version {version}"),
+            SolMagic { found: [a, b] } => {
+                format!("not a .sol file: expected the magic 00 bf, found {a:02x} {b:02x}")
+            }
+            SolSignature { found } => format!(
+                "not a .sol file: expected the signature \"TCSO\", found {}",
+                found.escape_ascii()
+            ),
+            UnknownSolVersion { version } => {
+                format!("unknown .sol amf version {version} (expected 0 or 3)")
+            }
+            SolPadding { byte } => format!("padding byte 0x{byte:02x} after a member is not 0x00"),
             Unencodable(m) | Custom(m) => m.to_string(),
             UnknownExternalizable(name) => {
                 format!("externalizable class {name:?} is not registered, its body cannot be read")
@@ -347,6 +372,39 @@ mod tests {
             short = short.within(PathSegment::Index(i));
         }
         assert!(!short.path().contains('…'));
+    }
+
+    #[test]
+    fn wire_errors_render_as_before() {
+        let text = |kind| Error::new(kind, 3).to_string();
+        assert_eq!(
+            text(ErrorKind::ObjectEndOutsideObject),
+            "object-end marker 0x09 outside an object, at byte 3"
+        );
+        assert_eq!(
+            text(ErrorKind::UnknownPacketVersion { version: 2 }),
+            "unknown amf packet version 2, at byte 3"
+        );
+        assert_eq!(
+            text(ErrorKind::SolMagic {
+                found: [0xbf, 0x00]
+            }),
+            "not a .sol file: expected the magic 00 bf, found bf 00, at byte 3"
+        );
+        assert_eq!(
+            text(ErrorKind::SolSignature {
+                found: *b"TC\x00\""
+            }),
+            "not a .sol file: expected the signature \"TCSO\", found TC\\x00\\\", at byte 3"
+        );
+        assert_eq!(
+            text(ErrorKind::UnknownSolVersion { version: 768 }),
+            "unknown .sol amf version 768 (expected 0 or 3), at byte 3"
+        );
+        assert_eq!(
+            text(ErrorKind::SolPadding { byte: 1 }),
+            "padding byte 0x01 after a member is not 0x00, at byte 3"
+        );
     }
 
     #[test]

@@ -15,10 +15,14 @@
 //! assert!(matches!(Value::from_amf3(&bytes).unwrap(), Value::Array { .. }));
 //! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+
 pub mod amf0;
 pub mod amf3;
 pub mod date;
 pub mod error;
+pub mod flex;
 pub mod limits;
 pub mod packet;
 pub mod read;

@@ -165,6 +165,7 @@ impl<'a> Bytes<'a> {
 use crate::limits::Limits;
 use crate::visit::Visitor;
 use rustc_hash::FxHashMap;
+use std::fmt;
 use std::rc::Rc;
 
 /// An AMF3 traits table entry: what the reader needs, plus the model's resolved traits.
@@ -191,6 +192,18 @@ pub struct Decoder<'de, V: Visitor<'de>> {
     pub(crate) strings: Vec<(&'de str, Option<V::Str>)>,
     pub(crate) refs3: Vec<V::Value>,
     pub(crate) traits3: Vec<Rc<TraitsEntry<'de, V::Traits>>>,
+}
+
+impl<'de, V: Visitor<'de>> fmt::Debug for Decoder<'de, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("position", &self.bytes.position())
+            .field("left", &self.bytes.left())
+            .field("limits", &self.limits)
+            .field("depth", &self.depth)
+            .field("objects", &self.objects)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'de, V: Visitor<'de>> Decoder<'de, V> {

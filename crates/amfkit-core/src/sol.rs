@@ -29,7 +29,7 @@
 //! - A member name that repeats is kept as it is (the [`Sol`] model is a list); models
 //!   that map names to values keep the last value.
 
-use crate::error::{Error, PathSegment, Result};
+use crate::error::{Error, ErrorKind, PathSegment, Result};
 use crate::limits::Limits;
 use crate::read::Decoder;
 use crate::value::{Value, ValueVisitor, ValueWriter};
@@ -78,11 +78,10 @@ pub fn read_sol<'de, V: Visitor<'de>>(
 fn read_header<'de, V: Visitor<'de>>(de: &mut Decoder<'de, V>) -> Result<(&'de str, u8)> {
     let magic = de.bytes().take(2)?;
     if magic != MAGIC {
-        return Err(Error::custom(
-            format!(
-                "not a .sol file: expected the magic 00 bf, found {:02x} {:02x}",
-                magic[0], magic[1]
-            ),
+        return Err(Error::new(
+            ErrorKind::SolMagic {
+                found: [magic[0], magic[1]],
+            },
             0,
         ));
     }
@@ -90,11 +89,10 @@ fn read_header<'de, V: Visitor<'de>>(de: &mut Decoder<'de, V>) -> Result<(&'de s
     let at = de.position();
     let signature = de.bytes().take(4)?;
     if signature != SIGNATURE {
-        return Err(Error::custom(
-            format!(
-                "not a .sol file: expected the signature \"TCSO\", found {}",
-                signature.escape_ascii()
-            ),
+        return Err(Error::new(
+            ErrorKind::SolSignature {
+                found: [signature[0], signature[1], signature[2], signature[3]],
+            },
             at,
         ));
     }
@@ -103,10 +101,7 @@ fn read_header<'de, V: Visitor<'de>>(de: &mut Decoder<'de, V>) -> Result<(&'de s
     let at = de.position();
     let version = de.bytes().u32()?;
     if version != AMF0 as u32 && version != AMF3 as u32 {
-        return Err(Error::custom(
-            format!("unknown .sol amf version {version} (expected 0 or 3)"),
-            at,
-        ));
+        return Err(Error::new(ErrorKind::UnknownSolVersion { version }, at));
     }
     Ok((name, version as u8))
 }
@@ -135,11 +130,9 @@ fn read_member<'de, V: Visitor<'de>>(
             de.bytes().u8()?;
         }
         Some(b) => {
-            return Err(Error::custom(
-                format!("padding byte 0x{b:02x} after a member is not 0x00"),
-                at,
+            return Err(
+                Error::new(ErrorKind::SolPadding { byte: b }, at).within(PathSegment::key(key))
             )
-            .within(PathSegment::key(key)))
         }
     }
     Ok((key, value))

@@ -34,11 +34,7 @@ impl Traits {
 }
 
 /// Externalizable classes whose body is one AMF3 value (Flex's collection wrappers).
-pub const ONE_VALUE_EXTERNALS: &[&str] = &[
-    "flex.messaging.io.ArrayCollection",
-    "flex.messaging.io.ObjectProxy",
-    "flex.messaging.io.ArrayList",
-];
+pub use crate::flex::ONE_VALUE_EXTERNALS;
 
 /// Any AMF0 or AMF3 value.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,18 +227,21 @@ fn decode_one<'de>(
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ValueVisitor;
 
+#[derive(Debug)]
 pub struct ArrayBuilder {
     kind: BuilderKind,
     assoc: Vec<(String, Value)>,
     dense: Vec<Value>,
 }
 
+#[derive(Debug)]
 enum BuilderKind {
     Array,
     Ecma,
     Vector { fixed: bool, type_name: String },
 }
 
+#[derive(Debug)]
 pub struct ObjectBuilder {
     sealed: Vec<Value>,
     dynamic: Vec<(String, Value)>,
@@ -527,11 +526,10 @@ impl ValueWriter {
                 } else {
                     enc.amf0_typed_object_start(&traits.class_name)?;
                 }
-                for (i, (name, item)) in traits.sealed.iter().zip(sealed).enumerate() {
+                for (name, item) in traits.sealed.iter().zip(sealed) {
                     enc.amf0_utf(name)?;
                     self.amf0(enc, item, depth + 1)
                         .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
-                    let _ = i;
                 }
                 self.amf0_members(enc, dynamic, depth)?;
             }

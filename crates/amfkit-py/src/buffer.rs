@@ -1,13 +1,40 @@
-//! The bytes of any Python buffer (bytearray, memoryview, array.array, mmap...), copied
-//! in C order whatever its layout: a strided or sliced memoryview reads as
-//! `memoryview.tobytes()` does.
+//! The input of the decoders, and the bytes of any Python buffer (bytearray, memoryview,
+//! array.array, mmap...), copied in C order whatever its layout: a strided or sliced
+//! memoryview reads as `memoryview.tobytes()` does.
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+/// Borrow the input: bytes directly; any other buffer is copied first, in C order (so a
+/// hook cannot change it under the reader, and a strided memoryview reads as its bytes).
+pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return f(b.as_bytes());
+    }
+    if data.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("decode expects bytes, not str"));
+    }
+    // SAFETY: `data` is a live object (a `Bound`: the GIL is held).
+    if unsafe { ffi::PyObject_CheckBuffer(data.as_ptr()) } == 0 {
+        return Err(PyTypeError::new_err(format!(
+            "decode expects bytes or a buffer, not {}",
+            data.get_type().name()?
+        )));
+    }
+    let copy = copy_buffer(data)?;
+    f(&copy)
+}
 
 /// A copy of `obj`'s buffer; the object's own error (a `TypeError` for objects that are
 /// not buffers) when it has none.
 pub fn copy_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    // SAFETY: The GIL is held (`obj` is a `Bound`). `view` is filled by PyObject_GetBuffer
+    // and released once, after the last read of it; while it is held, `view.buf` has
+    // `view.len` bytes. `out` has room for `len` bytes: the contiguous path copies exactly
+    // that many, and PyBuffer_ToContiguous writes exactly `view.len` bytes before
+    // `set_len`.
     unsafe {
         let mut view: ffi::Py_buffer = std::mem::zeroed();
         if ffi::PyObject_GetBuffer(obj.as_ptr(), &mut view, ffi::PyBUF_FULL_RO) != 0 {

@@ -23,6 +23,8 @@ fn new_exception(
 ) -> PyResult<Py<PyType>> {
     let name = CString::new(name).unwrap();
     let doc = CString::new(doc).unwrap();
+    // SAFETY: The GIL is held (`py`); `name`, `doc` and `bases` outlive the call, and a
+    // non-null result is a new reference to the exception class, a type object.
     unsafe {
         let ptr = ffi::PyErr_NewExceptionWithDoc(
             name.as_ptr(),
@@ -121,4 +123,30 @@ pub fn encode_err(py: Python<'_>, err: Error, pending: Option<PyErr>) -> PyErr {
         return e;
     }
     build(py, encode_error(py), &err, None)
+}
+
+/// A Python exception raised while the core reader or writer runs (by a hook, a
+/// property, the C API). The core carries only its own [`Error`] up the stack: the
+/// exception waits here, and is what the caller sees instead of that error.
+#[derive(Default)]
+pub struct Pending(Option<PyErr>);
+
+impl Pending {
+    /// Keep `err`; the returned placeholder error carries it up to the caller.
+    #[inline]
+    pub fn record(&mut self, err: PyErr, offset: usize) -> Error {
+        self.0 = Some(err);
+        Error::custom("python error", offset)
+    }
+
+    /// The exception kept, if any (the caller raises it).
+    #[inline]
+    pub fn take(&mut self) -> Option<PyErr> {
+        self.0.take()
+    }
+
+    /// Whether the exception kept is an instance of `T`.
+    pub fn is_instance_of<T: pyo3::PyTypeInfo>(&self, py: Python<'_>) -> bool {
+        matches!(&self.0, Some(e) if e.is_instance_of::<T>(py))
+    }
 }

@@ -6,7 +6,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
-mod external;
+mod options;
 mod packet;
 mod registry;
 mod sol;
@@ -16,6 +16,11 @@ mod types;
 fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The decoders' default limits, for the Python wrappers' signatures.
+    let limits = amfkit_core::Limits::DEFAULT;
+    m.add("DEFAULT_MAX_DEPTH", limits.max_depth)?;
+    m.add("DEFAULT_MAX_OBJECTS", limits.max_objects)?;
+    m.add("DEFAULT_MAX_SIZE", limits.max_size)?;
     m.add("AMFError", errors::amf_error(py))?;
     m.add("DecodeError", errors::decode_error(py))?;
     m.add("EncodeError", errors::encode_error(py))?;
@@ -23,19 +28,19 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::_register_class, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_unregister_class, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_registered_classes, m)?)?;
-    m.add_function(wrap_pyfunction!(decode::amf0_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(decode::amf3_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(encode::amf0_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(encode::amf3_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::api::amf0_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode::api::amf3_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::api::amf0_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::api::amf3_encode, m)?)?;
     m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
-    m.add_class::<decode::Amf0Decoder>()?;
-    m.add_class::<decode::Amf3Decoder>()?;
-    m.add_class::<encode::Amf0Encoder>()?;
-    m.add_class::<encode::Amf3Encoder>()?;
-    m.add_class::<external::DataInput>()?;
-    m.add_class::<external::DataOutput>()?;
+    m.add_class::<decode::api::Amf0Decoder>()?;
+    m.add_class::<decode::api::Amf3Decoder>()?;
+    m.add_class::<encode::api::Amf0Encoder>()?;
+    m.add_class::<encode::api::Amf3Encoder>()?;
+    m.add_class::<decode::external::DataInput>()?;
+    m.add_class::<encode::external::DataOutput>()?;
     Ok(())
 }

@@ -6,9 +6,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::decode::{options, with_input, PyVisitor};
+use crate::buffer::with_input;
+use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::options::options;
 
 /// Decode a remoting packet: `(version, [(name, must_understand, value)], [(target,
 /// response, value)])`. Length fields are ignored; each header and body is its own
@@ -91,8 +93,8 @@ pub fn encode_packet<'py>(
     let r = (|| -> amfkit_core::Result<()> {
         e.enc.packet_start(version, headers.len())?;
         for (i, (name, mu, value)) in headers.iter().enumerate() {
-            let name: String = name.extract().map_err(|err| e.set_pending(err))?;
-            let mu = mu.is_truthy().map_err(|err| e.set_pending(err))?;
+            let name: String = name.extract().map_err(|err| e.fail(err))?;
+            let mu = mu.is_truthy().map_err(|err| e.fail(err))?;
             let slot = e.enc.packet_header(&name, mu)?;
             e.new_context();
             e.amf0(value)
@@ -101,8 +103,8 @@ pub fn encode_packet<'py>(
         }
         e.enc.packet_bodies(bodies.len())?;
         for (i, (target, response, value)) in bodies.iter().enumerate() {
-            let target: String = target.extract().map_err(|err| e.set_pending(err))?;
-            let response: String = response.extract().map_err(|err| e.set_pending(err))?;
+            let target: String = target.extract().map_err(|err| e.fail(err))?;
+            let response: String = response.extract().map_err(|err| e.fail(err))?;
             let slot = e.enc.packet_body(&target, &response)?;
             e.new_context();
             let r = if version == 3 {

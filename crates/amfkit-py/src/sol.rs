@@ -6,9 +6,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
-use crate::decode::{options, with_input, PyVisitor};
+use crate::buffer::with_input;
+use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::options::options;
 
 /// Decode a .sol file: `(name, amf_version, {member: value})`, members in file order
 /// (a repeated name keeps its last value). One reference context spans the members.
@@ -67,10 +69,10 @@ pub fn encode_sol<'py>(
     let mut e = PyEncoder::new(py, default, max_depth)?;
     let r = (|| -> amfkit_core::Result<()> {
         let slot = e.enc.sol_start(name, version)?;
-        for item in items.try_iter().map_err(|err| e.set_pending(err))? {
-            let item = item.map_err(|err| e.set_pending(err))?;
+        for item in items.try_iter().map_err(|err| e.fail(err))? {
+            let item = item.map_err(|err| e.fail(err))?;
             let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) =
-                item.extract().map_err(|err| e.set_pending(err))?;
+                item.extract().map_err(|err| e.fail(err))?;
             let Ok(key) = key.cast::<PyString>() else {
                 let kind = key
                     .get_type()
@@ -81,7 +83,7 @@ pub fn encode_sol<'py>(
                     .enc
                     .error(format!("a .sol member name must be a str, not {kind}")));
             };
-            let key = key.to_str().map_err(|err| e.set_pending(err))?;
+            let key = key.to_str().map_err(|err| e.fail(err))?;
             e.enc.sol_key(version, key)?;
             let r = if version == AMF3 {
                 e.amf3(&value)

@@ -46,7 +46,11 @@ pub struct Names {
     pub collection: *mut ffi::PyObject,
 }
 
+// SAFETY: The pointers are dereferenced only with the GIL held (every user holds a `Python`
+// token), and the objects are never freed (each pointer owns one strong reference, never
+// released), so the addresses may be shared between threads.
 unsafe impl Send for Types {}
+// SAFETY: as for Send: shared references only read the pointers.
 unsafe impl Sync for Types {}
 
 static TYPES: OnceLock<Types> = OnceLock::new();
@@ -90,6 +94,8 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
     let array = array_mod.getattr("array")?.into_ptr() as *mut ffi::PyTypeObject;
     let dt = py.import("datetime")?;
     let utc = dt.getattr("timezone")?.getattr("utc")?.into_ptr();
+    // SAFETY: The GIL is held (`py`); this loads the datetime C API that the date
+    // conversions read.
     unsafe {
         ffi::PyDateTime_IMPORT();
         if ffi::PyDateTimeAPI().is_null() {

@@ -56,9 +56,9 @@ class Envelope:
 def decode(
     data: bytes | bytearray | memoryview,
     *,
-    max_depth: int = 128,
-    max_objects: int = 10_000_000,
-    max_size: int = 268_435_456,
+    max_depth: int = _amfkit.DEFAULT_MAX_DEPTH,
+    max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
+    max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
 ) -> Envelope:
     """Decode a packet; a malformed one raises `amfkit.DecodeError` (with `.path` such as

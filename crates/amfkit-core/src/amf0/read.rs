@@ -76,10 +76,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             }
             m::MOVIECLIP => Err(reserved(m::MOVIECLIP, "movieclip", start)),
             m::RECORDSET => Err(reserved(m::RECORDSET, "recordset", start)),
-            m::OBJECT_END => Err(Error::custom(
-                "object-end marker 0x09 outside an object",
-                start,
-            )),
+            m::OBJECT_END => Err(Error::new(ErrorKind::ObjectEndOutsideObject, start)),
             marker => Err(Error::new(
                 ErrorKind::UnknownMarker { version: 0, marker },
                 start,

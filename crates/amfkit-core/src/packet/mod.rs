@@ -52,10 +52,7 @@ pub fn read_packet<'de, V: Visitor<'de>>(
     let version = de.bytes().u16()?;
     // 0, 1 and 3 are the versions clients send; 2 was never assigned.
     if !matches!(version, 0 | 1 | 3) {
-        return Err(Error::new(
-            ErrorKind::Custom(format!("unknown amf packet version {version}").into()),
-            0,
-        ));
+        return Err(Error::new(ErrorKind::UnknownPacketVersion { version }, 0));
     }
     let header_count = de.bytes().u16()? as usize;
     de.bytes()

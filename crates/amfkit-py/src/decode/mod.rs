@@ -1,34 +1,37 @@
 //! Decoding: a `Visitor` that builds Python objects straight from the reader.
+//!
+//! - `mod.rs` (here): the visitor, its object shapes and the Python objects it makes;
+//! - `external.rs`: `DataInput` and the bodies of registered externalizable classes;
+//! - `api.rs`: the entry points (`amf0_decode`, `Amf3Decoder`, ...).
+
+pub mod api;
+pub mod external;
 
 use std::os::raw::c_int;
 use std::sync::Arc;
 
 use amfkit_core::{
-    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, Limits, NumberVectorKind, PathSegment,
-    Result, TraitsDef, Visitor, XmlKind,
+    ArrayKind, Decoder as CoreDecoder, Error, ErrorKind, NumberVectorKind, Result, TraitsDef,
+    Visitor, XmlKind,
 };
 use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::decode_err;
+use crate::errors::Pending;
 use crate::registry::{is_dunder, snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
 use amfkit_core::error::shown;
-
-/// Aliases of Flex's collection wrappers, whose externalizable body is one value.
-pub const ARRAY_COLLECTION: &str = "flex.messaging.io.ArrayCollection";
-pub const ARRAY_LIST: &str = "flex.messaging.io.ArrayList";
-pub const OBJECT_PROXY: &str = "flex.messaging.io.ObjectProxy";
+use amfkit_core::flex::{ARRAY_COLLECTION, ARRAY_LIST, OBJECT_PROXY};
 
 pub struct PyVisitor<'py> {
     py: Python<'py>,
     t: &'static Types,
     reg: Arc<Registry>,
     tz_aware: bool,
-    pub pending: Option<PyErr>,
+    pub pending: Pending,
 }
 
 /// How objects of one traits entry are built.
@@ -47,7 +50,6 @@ pub struct PyTraits<'py> {
     keys: Vec<Option<Bound<'py, PyString>>>,
     sealed: Option<Bound<'py, PyTuple>>,
     dynamic: bool,
-    externalizable: bool,
 }
 
 pub enum PyArr<'py> {
@@ -72,29 +74,33 @@ impl<'py> PyVisitor<'py> {
             t: types()?,
             reg: snapshot(),
             tz_aware,
-            pending: None,
+            pending: Pending::default(),
         })
     }
 
-    /// Record the Python exception that is set, and return the error that carries it up.
+    /// Record a Python exception (raised by a hook or the C API): it is what the caller
+    /// sees, carried up by the returned error.
     #[cold]
     #[inline(never)]
-    fn fail(&mut self) -> Error {
-        self.pending = Some(PyErr::fetch(self.py));
-        Error::custom("python error", Error::UNKNOWN_OFFSET)
+    pub fn fail(&mut self, err: PyErr) -> Error {
+        self.pending.record(err, Error::UNKNOWN_OFFSET)
     }
 
+    /// [`PyVisitor::fail`] with the exception a C API call just set, out of line (the hot
+    /// callers stay small).
     #[cold]
-    pub fn fail_with(&mut self, e: PyErr) -> Error {
-        self.pending = Some(e);
-        Error::custom("python error", Error::UNKNOWN_OFFSET)
+    #[inline(never)]
+    fn raised(&mut self) -> Error {
+        self.fail(PyErr::fetch(self.py))
     }
 
     #[inline]
     fn own(&mut self, ptr: *mut ffi::PyObject) -> Result<Bound<'py, PyAny>> {
         if ptr.is_null() {
-            Err(self.fail())
+            Err(self.raised())
         } else {
+            // SAFETY: `ptr` is a non-null new reference returned by the C API, and the GIL
+            // is held (`self.py`).
             Ok(unsafe { Bound::from_owned_ptr(self.py, ptr) })
         }
     }
@@ -102,7 +108,7 @@ impl<'py> PyVisitor<'py> {
     #[inline]
     fn check(&mut self, rc: c_int) -> Result<()> {
         if rc < 0 {
-            Err(self.fail())
+            Err(self.raised())
         } else {
             Ok(())
         }
@@ -113,6 +119,10 @@ impl<'py> PyVisitor<'py> {
         tp: *mut ffi::PyTypeObject,
         args: &[*mut ffi::PyObject],
     ) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `tp` is one of the types held by `Types` for the process's life and
+        // `args` are pointers of objects the caller holds a `Bound` to (the GIL is held).
+        // The argument tuple is checked for null, takes a new reference to each argument
+        // (PyTuple_SET_ITEM steals one), and is released after the call.
         let ptr = unsafe {
             match args {
                 [] => ffi::PyObject_CallNoArgs(tp as *mut ffi::PyObject),
@@ -120,7 +130,7 @@ impl<'py> PyVisitor<'py> {
                 _ => {
                     let tuple = ffi::PyTuple_New(args.len() as ffi::Py_ssize_t);
                     if tuple.is_null() {
-                        return Err(self.fail());
+                        return Err(self.raised());
                     }
                     for (i, a) in args.iter().enumerate() {
                         ffi::Py_INCREF(*a);
@@ -142,11 +152,14 @@ impl<'py> PyVisitor<'py> {
         name: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> Result<()> {
+        // SAFETY: the three are live objects (`Bound`s: the GIL is held).
         let rc = unsafe { ffi::PyObject_SetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
         self.check(rc)
     }
 
     fn str_obj(&mut self, s: &str) -> Result<Bound<'py, PyAny>> {
+        // SAFETY: `s` is valid UTF-8 of `s.len()` bytes; the GIL is held (`self.py`); the
+        // new reference is owned at once by `own`, which checks it for null.
         let ptr = unsafe {
             ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t)
         };
@@ -162,6 +175,10 @@ impl<'py> PyVisitor<'py> {
         key: &Bound<'py, PyString>,
         value: Bound<'py, PyAny>,
     ) -> Result<()> {
+        // SAFETY: the three are live objects (`Bound`s: the GIL is held), and `obj` was
+        // made for these traits: an instance of the registered class, or a dict (an
+        // anonymous object, or a TypedObject or ObjectProxy, dict subclasses), which is
+        // what PyDict_SetItem needs.
         let rc = unsafe {
             match traits.shape {
                 // Generic setattr: data descriptors (properties, slots) work, a class's
@@ -187,7 +204,7 @@ impl<'py> PyVisitor<'py> {
                         Error::UNKNOWN_OFFSET,
                     ));
                 }
-                return Err(self.fail_with(err));
+                return Err(self.fail(err));
             }
         }
         self.check(rc)
@@ -203,6 +220,8 @@ impl<'py> PyVisitor<'py> {
                 && (b[0] != b'0' || (b.len() == 1 && !text.starts_with('-')));
             if canonical {
                 let n: i64 = text.parse().unwrap_or(0);
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let ptr = unsafe { ffi::PyLong_FromLongLong(n) };
                 return self.own(ptr);
             }
@@ -217,8 +236,13 @@ impl<'py> PyVisitor<'py> {
                 let tzinfo = if self.tz_aware {
                     self.t.utc
                 } else {
+                    // SAFETY: None is a static singleton, and the GIL is held.
                     unsafe { ffi::Py_None() }
                 };
+                // SAFETY: the datetime C API was loaded by `_setup` (the GIL is held); the
+                // fields come from `dates::fields`, within datetime's ranges, and `tzinfo`
+                // is timezone.utc (held by `Types`) or None. The new reference is owned at
+                // once by `own`.
                 let ptr = unsafe {
                     let api = ffi::PyDateTimeAPI();
                     ((*api).DateTime_FromDateAndTime)(
@@ -236,8 +260,12 @@ impl<'py> PyVisitor<'py> {
                 return self.own(ptr);
             }
         }
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let m = unsafe { ffi::PyFloat_FromDouble(millis) };
         let m = self.own(m)?;
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let z = unsafe { ffi::PyLong_FromLong(tz as _) };
         let z = self.own(z)?;
         self.call_type(self.t.date, &[m.as_ptr(), z.as_ptr()])
@@ -254,6 +282,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     #[inline]
     fn undefined(&mut self) -> Result<Self::Value> {
+        // SAFETY: `undefined` is held by `Types` for the process's life, and the GIL is
+        // held.
         Ok(unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) })
     }
     #[inline]
@@ -262,17 +292,22 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
     #[inline]
     fn boolean(&mut self, v: bool) -> Result<Self::Value> {
+        // SAFETY: True and False are static singletons, and the GIL is held.
         Ok(unsafe {
             Bound::from_borrowed_ptr(self.py, if v { ffi::Py_True() } else { ffi::Py_False() })
         })
     }
     #[inline]
     fn integer(&mut self, v: i32) -> Result<Self::Value> {
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let ptr = unsafe { ffi::PyLong_FromLong(v as _) };
         self.own(ptr)
     }
     #[inline]
     fn number(&mut self, v: f64) -> Result<Self::Value> {
+        // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by `own`,
+        // which checks it for null.
         let ptr = unsafe { ffi::PyFloat_FromDouble(v) };
         self.own(ptr)
     }
@@ -281,6 +316,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn amf0_number(&mut self, v: f64) -> Result<Self::Value> {
         const EXACT: f64 = 9_007_199_254_740_992.0;
         if v.fract() == 0.0 && v.abs() <= EXACT && !(v == 0.0 && v.is_sign_negative()) {
+            // SAFETY: the GIL is held (`self.py`); the new reference is owned at once by
+            // `own`, which checks it for null.
             let ptr = unsafe { ffi::PyLong_FromLongLong(v as i64) };
             return self.own(ptr);
         }
@@ -289,6 +326,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     #[inline]
     fn str(&mut self, s: &'de str) -> Result<Self::Str> {
         let o = self.str_obj(s)?;
+        // SAFETY: `str_obj` made `o` with PyUnicode_FromStringAndSize: it is a str.
         Ok(unsafe { o.cast_into_unchecked::<PyString>() })
     }
     #[inline]
@@ -341,6 +379,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         let code = self.str_obj(code)?;
         let arr = self.call_type(self.t.array, &[code.as_ptr()])?;
         let data = PyBytes::new(self.py, &native);
+        // SAFETY: `arr` and `data` are live objects (`Bound`s: the GIL is held), and the
+        // method name is interned in `Types` for the process's life.
         let r = unsafe {
             ffi::PyObject_CallMethodOneArg(arr.as_ptr(), self.t.names.frombytes, data.as_ptr())
         };
@@ -356,8 +396,13 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     ) -> Result<(Self::Array, Self::Value)> {
         let arr = match kind {
             ArrayKind::Dense => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let list = unsafe { ffi::PyList_New(len as ffi::Py_ssize_t) };
                 let list = self.own(list)?;
+                // SAFETY: `list` is the new list of `len` empty slots made above, not yet
+                // seen by any Python code: each slot takes a new reference to None
+                // (PyList_SET_ITEM steals it).
                 unsafe {
                     let none = ffi::Py_None();
                     for i in 0..len {
@@ -376,9 +421,12 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 PyArr::Mixed { obj, next: 0 }
             }
             ArrayKind::ObjectVector { fixed, type_name } => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let items = unsafe { ffi::PyTuple_New(0) };
                 let items = self.own(items)?;
                 let name = self.str_obj(type_name)?;
+                // SAFETY: True and False are static singletons, and the GIL is held.
                 let fixed = unsafe {
                     Bound::from_borrowed_ptr(
                         self.py,
@@ -408,9 +456,20 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<()> {
         match array {
             PyArr::List { obj, len, i } if *i < *len => {
+                let p = obj.as_ptr();
+                // SAFETY: `p` is the list this visitor made, held by `obj` (the GIL is held).
+                if unsafe { ffi::PyList_GET_SIZE(p) } as usize != *len {
+                    // A hook was handed this list (a back-reference read by __readamf__)
+                    // and resized it: its slots are no longer the ones made for the items.
+                    // SAFETY: as above; `value` is a live object.
+                    let rc = unsafe { ffi::PyList_Append(p, value.as_ptr()) };
+                    return self.check(rc);
+                }
+                // SAFETY: the list still has the `len` slots it was made with, each holding
+                // a reference (None until set), and `*i < len`: the new item takes slot
+                // `*i` (its reference moves into the list), then the old one is released.
                 unsafe {
-                    let items = (*(obj.as_ptr() as *mut ffi::PyListObject)).ob_item;
-                    let slot = items.add(*i);
+                    let slot = (*(p as *mut ffi::PyListObject)).ob_item.add(*i);
                     let old = *slot;
                     *slot = value.into_ptr();
                     ffi::Py_DECREF(old);
@@ -419,13 +478,19 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 Ok(())
             }
             PyArr::List { obj, .. } | PyArr::Vector { obj } => {
+                // SAFETY: `obj` is a list (this visitor's own, or an ObjectVector, a list
+                // subclass) and `value` a live object, both `Bound`s (the GIL is held).
                 let rc = unsafe { ffi::PyList_Append(obj.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
             PyArr::Mixed { obj, next } => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let key = unsafe { ffi::PyLong_FromSize_t(*next) };
                 let key = self.own(key)?;
                 *next += 1;
+                // SAFETY: `obj` is a MixedArray (a dict subclass); the three are `Bound`s
+                // (the GIL is held).
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
@@ -442,6 +507,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         let key = self.key_int(key, text)?;
         match array {
             PyArr::Mixed { obj, .. } => {
+                // SAFETY: `obj` is a MixedArray (a dict subclass); the three are `Bound`s
+                // (the GIL is held).
                 let rc = unsafe { ffi::PyDict_SetItem(obj.as_ptr(), key.as_ptr(), value.as_ptr()) };
                 self.check(rc)
             }
@@ -460,6 +527,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     fn traits(&mut self, def: TraitsDef<'de, Self::Str>) -> Result<Self::Traits> {
         let alias_obj = self.str_obj(def.class_name)?;
+        // SAFETY: `str_obj` made `alias_obj` with PyUnicode_FromStringAndSize: it is a str.
         let alias = unsafe { alias_obj.cast_into_unchecked::<PyString>() };
         // An anonymous object is a dict, written back with dynamic members; a sealed
         // member named "" has no dynamic spelling (the empty name ends the list), so such
@@ -518,9 +586,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             keys.push(if keep { Some(name.clone()) } else { None });
         }
         let sealed = match shape {
-            Shape::Typed => {
-                Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail_with(e))?)
-            }
+            Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?),
             _ => None,
         };
         Ok(PyTraits {
@@ -529,7 +595,6 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             keys,
             sealed,
             dynamic: def.dynamic,
-            externalizable: def.externalizable,
         })
     }
 
@@ -540,6 +605,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     ) -> Result<(Self::Object, Self::Value)> {
         let obj = match &traits.shape {
             Shape::Anonymous => {
+                // SAFETY: the GIL is held (`self.py`); the new reference is owned at once
+                // by `own`, which checks it for null.
                 let d = unsafe { ffi::PyDict_New() };
                 self.own(d)?
             }
@@ -550,6 +617,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                     .as_ref()
                     .map(|s| s.clone().into_any())
                     .unwrap();
+                // SAFETY: True and False are static singletons, and the GIL is held.
                 let dynamic = unsafe {
                     Bound::from_borrowed_ptr(
                         self.py,
@@ -561,6 +629,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                     )
                 };
                 let n = &self.t.names;
+                // SAFETY: the names are interned in `Types` for the process's life, and the
+                // GIL is held.
                 let (sn, dn) = unsafe {
                     (
                         Bound::from_borrowed_ptr(self.py, n.sealed),
@@ -574,6 +644,11 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::Registered(info) => {
                 // cls.__new__(cls): no __init__, no import, nothing else runs.
                 let tp = info.cls.as_ptr() as *mut ffi::PyTypeObject;
+                // SAFETY: `tp` is the registered class, a type object kept alive by the
+                // registry snapshot this visitor holds (the GIL is held). Its tp_new is
+                // called as `cls.__new__(cls)` would be, with the empty tuple
+                // (PyTuple_New(0) returns the shared one), released after the call; without
+                // a tp_new a TypeError is set and null returned, as the C API does.
                 let ptr = unsafe {
                     match (*tp).tp_new {
                         Some(new) => {
@@ -648,6 +723,9 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                         decoder.position(),
                     ));
                 }
+                // SAFETY: `object` is the ArrayCollection made by object_begin (a list
+                // subclass) and `body` was checked to be a list; both are `Bound`s (the GIL
+                // is held).
                 let r = unsafe { ffi::PyList_SetSlice(object.as_ptr(), 0, 0, body.as_ptr()) };
                 self.check(r)
             }
@@ -659,18 +737,19 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                         decoder.position(),
                     ));
                 }
+                // SAFETY: `object` is the ObjectProxy made by object_begin (a dict
+                // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
+                // is held).
                 let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
                 self.check(r)
             }
             Shape::Registered(_) => {
-                let r = crate::external::read_external(self, object, decoder);
+                let r = self.read_external(object, decoder);
                 // Each level of registered externalizable objects nests Python frames
                 // (__readamf__, read_object): past Python's recursion limit that is
                 // input nested too deep, whatever max_depth allows.
-                if r.is_err()
-                    && matches!(&self.pending, Some(e) if e.is_instance_of::<PyRecursionError>(self.py))
-                {
-                    self.pending = None;
+                if r.is_err() && self.pending.is_instance_of::<PyRecursionError>(self.py) {
+                    self.pending.take();
                     return Err(Error::custom(
                         "externalizable objects nested deeper than python's recursion limit",
                         decoder.position(),
@@ -690,8 +769,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     }
 
     #[inline]
-    fn object_end(&mut self, object: Self::Object, traits: &Self::Traits) -> Result<Self::Value> {
-        let _ = traits.externalizable;
+    fn object_end(&mut self, object: Self::Object, _traits: &Self::Traits) -> Result<Self::Value> {
         Ok(object)
     }
 
@@ -702,6 +780,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         _index: u32,
     ) -> Result<(Self::Dict, Self::Value)> {
         let obj = self.call_type(self.t.dictionary, &[])?;
+        // SAFETY: True and False are static singletons, and the GIL is held.
         let weak = unsafe {
             Bound::from_borrowed_ptr(
                 self.py,
@@ -712,6 +791,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 },
             )
         };
+        // SAFETY: the name is interned in `Types` for the process's life, and the GIL is
+        // held.
         let name = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.weak_keys) };
         self.set_attr(&obj, &name, &weak)?;
         Ok((obj.clone(), obj))
@@ -723,6 +804,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         key: Self::Value,
         value: Self::Value,
     ) -> Result<()> {
+        // SAFETY: `dict` is the Dictionary made by dict_begin (a dict subclass); the three
+        // are `Bound`s (the GIL is held).
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
         if rc == 0 {
             return Ok(());
@@ -730,9 +813,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         // An unhashable key (an object or array) is wrapped, compared by identity.
         let err = PyErr::fetch(self.py);
         if !err.is_instance_of::<PyTypeError>(self.py) {
-            return Err(self.fail_with(err));
+            return Err(self.fail(err));
         }
         let wrapped = self.call_type(self.t.object_key, &[key.as_ptr()])?;
+        // SAFETY: as above.
         let rc = unsafe { ffi::PyDict_SetItem(dict.as_ptr(), wrapped.as_ptr(), value.as_ptr()) };
         self.check(rc)
     }
@@ -751,218 +835,5 @@ fn dunder(name: &str, alias: &str) -> Error {
             shown(alias)
         ),
         Error::UNKNOWN_OFFSET,
-    )
-}
-
-// The Python signatures spell the default limits out (so that they show in help());
-// they must stay the core's defaults.
-const _: () = assert!(
-    Limits::DEFAULT.max_depth == 128
-        && Limits::DEFAULT.max_objects == 10_000_000
-        && Limits::DEFAULT.max_size == 268_435_456
-);
-
-/// Which AMF version a top-level value is read as.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    Amf0,
-    Amf3,
-}
-
-/// Decoder options, resolved once.
-#[derive(Clone, Copy)]
-pub struct Options {
-    pub limits: Limits,
-    pub tz_aware: bool,
-}
-
-/// Borrow the input: bytes directly; any other buffer is copied first, in C order (so a
-/// hook cannot change it under the reader, and a strided memoryview reads as its bytes).
-pub fn with_input<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyResult<R>) -> PyResult<R> {
-    if let Ok(b) = data.cast::<PyBytes>() {
-        return f(b.as_bytes());
-    }
-    if data.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err("decode expects bytes, not str"));
-    }
-    if unsafe { ffi::PyObject_CheckBuffer(data.as_ptr()) } == 0 {
-        return Err(PyTypeError::new_err(format!(
-            "decode expects bytes or a buffer, not {}",
-            data.get_type().name()?
-        )));
-    }
-    let copy = crate::buffer::copy_buffer(data)?;
-    f(&copy)
-}
-
-fn read<'de, 'py>(
-    de: &mut CoreDecoder<'de, PyVisitor<'py>>,
-    v: &mut PyVisitor<'py>,
-    version: Version,
-) -> Result<Bound<'py, PyAny>> {
-    match version {
-        Version::Amf0 => de.read_amf0(v),
-        Version::Amf3 => de.read_amf3(v),
-    }
-}
-
-/// Decode exactly one value (or one value and ignore the rest).
-pub fn decode_one<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    version: Version,
-    opts: Options,
-    allow_trailing: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
-        let r = read(&mut de, &mut v, version).and_then(|value| {
-            if !allow_trailing {
-                de.finish()?;
-            }
-            Ok(value)
-        });
-        r.map_err(|e| decode_err(py, e.or_offset(de.position()), v.pending.take()))
-    })
-}
-
-/// Decode every value of a stream, sharing one reference context.
-pub fn decode_all<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    version: Version,
-    opts: Options,
-) -> PyResult<Bound<'py, PyList>> {
-    with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
-        let out = PyList::empty(py);
-        while !de.is_empty() {
-            let i = out.len();
-            match read(&mut de, &mut v, version) {
-                Ok(value) => out.append(value)?,
-                Err(e) => {
-                    let e = e.within(PathSegment::Index(i)).or_offset(de.position());
-                    return Err(decode_err(py, e, v.pending.take()));
-                }
-            }
-        }
-        Ok(out)
-    })
-}
-
-macro_rules! decoder_class {
-    ($name:ident, $pyname:literal, $version:expr) => {
-        /// A reusable decoder: options are resolved once.
-        #[pyclass(module = "amfkit", name = $pyname, frozen)]
-        pub struct $name {
-            opts: Options,
-        }
-
-        #[pymethods]
-        impl $name {
-            #[new]
-            #[pyo3(signature = (*, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-            fn new(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Self> {
-                Ok($name { opts: options(max_depth, max_objects, max_size, tz_aware)? })
-            }
-
-            /// Decode exactly one value; trailing bytes are an error unless `allow_trailing`.
-            #[pyo3(signature = (data, /, *, allow_trailing=false))]
-            fn decode<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
-                decode_one(py, data, $version, self.opts, allow_trailing)
-            }
-
-            /// Decode every value of a stream (one reference context, as in a .sol body).
-            #[pyo3(signature = (data, /))]
-            fn decode_all<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-                decode_all(py, data, $version, self.opts)
-            }
-
-            #[getter]
-            fn max_depth(&self) -> u32 {
-                self.opts.limits.max_depth
-            }
-            #[getter]
-            fn max_objects(&self) -> u64 {
-                self.opts.limits.max_objects
-            }
-            #[getter]
-            fn max_size(&self) -> u64 {
-                self.opts.limits.max_size
-            }
-            #[getter]
-            fn tz_aware(&self) -> bool {
-                self.opts.tz_aware
-            }
-        }
-    };
-}
-
-decoder_class!(Amf0Decoder, "Amf0Decoder", Version::Amf0);
-decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
-
-pub fn options(
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Options> {
-    if max_depth == 0 || max_depth > Limits::DEPTH_CEILING {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "max_depth must be between 1 and {}",
-            Limits::DEPTH_CEILING
-        )));
-    }
-    Ok(Options {
-        limits: Limits {
-            max_depth,
-            max_objects,
-            max_size,
-        },
-        tz_aware,
-    })
-}
-
-/// Decode one AMF0 value.
-#[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-pub fn amf0_decode<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    allow_trailing: bool,
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(
-        py,
-        data,
-        Version::Amf0,
-        options(max_depth, max_objects, max_size, tz_aware)?,
-        allow_trailing,
-    )
-}
-
-/// Decode one AMF3 value.
-#[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-pub fn amf3_decode<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyAny>,
-    allow_trailing: bool,
-    max_depth: u32,
-    max_objects: u64,
-    max_size: u64,
-    tz_aware: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    decode_one(
-        py,
-        data,
-        Version::Amf3,
-        options(max_depth, max_objects, max_size, tz_aware)?,
-        allow_trailing,
     )
 }

@@ -1,0 +1,142 @@
+//! `IDataInput` for registered externalizable classes: a class's `__readamf__(self,
+//! input)` reads its own body through a `DataInput`, valid only during that call.
+
+use std::ffi::c_void;
+
+use amfkit_core::{Decoder as CoreDecoder, Error, Result};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::PyVisitor;
+use crate::errors::decode_err;
+
+type De = CoreDecoder<'static, PyVisitor<'static>>;
+
+/// The reader handed to `__readamf__` (Flash's `IDataInput`, big-endian).
+#[pyclass(module = "amfkit", unsendable)]
+pub struct DataInput {
+    de: *mut c_void,
+    vis: *mut c_void,
+    live: bool,
+}
+
+impl DataInput {
+    #[allow(clippy::mut_from_ref)]
+    fn parts(&self) -> PyResult<(&mut De, &mut PyVisitor<'static>)> {
+        if !self.live {
+            return Err(PyRuntimeError::new_err(
+                "a DataInput is valid only inside the __readamf__ call that received it",
+            ));
+        }
+        // SAFETY: `live` is true only while `read_external` is in the `__readamf__` call
+        // that received this input: the decoder and the visitor it points to are borrowed
+        // by that frame and outlive the call, and the class is unsendable, so only this
+        // thread (holding the GIL) gets here. The 'static lifetimes are never let out:
+        // what is read is returned as owned Python objects. Caveat: a hook nested inside
+        // this one (an inner __readamf__) that calls back into this outer input makes a
+        // second `&mut` to the same decoder while the inner call's is suspended; the two
+        // are used one after the other, never interleaved.
+        unsafe {
+            Ok((
+                &mut *(self.de as *mut De),
+                &mut *(self.vis as *mut PyVisitor<'static>),
+            ))
+        }
+    }
+
+    fn raw<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut amfkit_core::Bytes<'static>) -> Result<T>,
+    ) -> PyResult<T> {
+        let (de, _) = self.parts()?;
+        f(de.bytes()).map_err(|e| decode_err(py, e, None))
+    }
+}
+
+#[pymethods]
+impl DataInput {
+    /// A `DecodeError` at the reader's position, for a `__readamf__` that finds its bytes
+    /// malformed: `raise input.error("...")` (the text is cut to 1,024 characters).
+    fn error(&self, py: Python<'_>, reason: &str) -> PyResult<Py<PyAny>> {
+        let (de, _) = self.parts()?;
+        let err = decode_err(py, Error::custom(reason, de.position()), None);
+        Ok(err.into_value(py).into_any())
+    }
+
+    /// The next AMF3 value (`readObject`), sharing the reference tables of the stream.
+    fn read_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let (de, v) = self.parts()?;
+        match de.read_amf3(v) {
+            Ok(x) => Ok(x.unbind()),
+            Err(e) => Err(decode_err(py, e.or_offset(de.position()), v.pending.take())),
+        }
+    }
+    fn read_boolean(&self, py: Python<'_>) -> PyResult<bool> {
+        self.raw(py, |b| Ok(b.u8()? != 0))
+    }
+    fn read_byte(&self, py: Python<'_>) -> PyResult<i8> {
+        self.raw(py, |b| Ok(b.u8()? as i8))
+    }
+    fn read_unsigned_byte(&self, py: Python<'_>) -> PyResult<u8> {
+        self.raw(py, |b| b.u8())
+    }
+    fn read_short(&self, py: Python<'_>) -> PyResult<i16> {
+        self.raw(py, |b| b.i16())
+    }
+    fn read_unsigned_short(&self, py: Python<'_>) -> PyResult<u16> {
+        self.raw(py, |b| b.u16())
+    }
+    fn read_int(&self, py: Python<'_>) -> PyResult<i32> {
+        self.raw(py, |b| b.i32())
+    }
+    fn read_unsigned_int(&self, py: Python<'_>) -> PyResult<u32> {
+        self.raw(py, |b| b.u32())
+    }
+    fn read_float(&self, py: Python<'_>) -> PyResult<f32> {
+        self.raw(py, |b| Ok(f32::from_bits(b.u32()?)))
+    }
+    fn read_double(&self, py: Python<'_>) -> PyResult<f64> {
+        self.raw(py, |b| b.f64())
+    }
+    /// A u16-length-prefixed UTF-8 string (`readUTF`).
+    fn read_utf(&self, py: Python<'_>) -> PyResult<String> {
+        self.raw(py, |b| {
+            let n = b.u16()? as usize;
+            Ok(b.utf8("string length", n)?.to_owned())
+        })
+    }
+    /// `length` bytes of UTF-8 (`readUTFBytes`).
+    fn read_utf_bytes(&self, py: Python<'_>, length: usize) -> PyResult<String> {
+        self.raw(py, |b| Ok(b.utf8("string length", length)?.to_owned()))
+    }
+    /// `length` raw bytes (`readBytes`).
+    fn read_bytes<'py>(&self, py: Python<'py>, length: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.raw(py, |b| {
+            b.check_count("byte count", length as u64, 1)?;
+            b.take(length)
+        })?;
+        Ok(PyBytes::new(py, data))
+    }
+}
+
+impl<'py> PyVisitor<'py> {
+    /// Read a registered externalizable body by calling `object.__readamf__(input)`.
+    pub(super) fn read_external<'de>(
+        &mut self,
+        object: &Bound<'py, PyAny>,
+        decoder: &mut CoreDecoder<'de, PyVisitor<'py>>,
+    ) -> Result<()> {
+        let py = object.py();
+        let input = DataInput {
+            de: decoder as *mut CoreDecoder<'de, PyVisitor<'py>> as *mut c_void,
+            vis: self as *mut PyVisitor<'py> as *mut c_void,
+            live: true,
+        };
+        let input = Py::new(py, input).map_err(|e| self.fail(e))?;
+        let r = object.call_method1("__readamf__", (input.clone_ref(py),));
+        input.borrow_mut(py).live = false;
+        r.map(drop).map_err(|e| self.fail(e))
+    }
+}

@@ -1,0 +1,164 @@
+//! Instances of registered classes: static members in wire order, then dynamic ones
+//! (`__dict__`, then `__slots__`), without the excluded names.
+
+use amfkit_core::amf3::marker as m3;
+use amfkit_core::{PathSegment, Result};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::PyEncoder;
+use crate::registry::ClassInfo;
+
+impl<'py> PyEncoder<'py> {
+    /// An attribute, or None when the object does not have it (AttributeError). Any
+    /// other exception (a property that raises) passes through unchanged.
+    #[inline]
+    fn attr_if_any(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: *mut ffi::PyObject,
+    ) -> Result<Option<Bound<'py, PyAny>>> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held) and `name` a str its
+        // caller holds (an interned name of `Types` or of the class registry).
+        let v = unsafe { ffi::PyObject_GetAttr(obj.as_ptr(), name) };
+        if !v.is_null() {
+            // SAFETY: `v` is a non-null new reference from PyObject_GetAttr.
+            return Ok(Some(unsafe { Bound::from_owned_ptr(self.py, v) }));
+        }
+        // SAFETY: the GIL is held and PyObject_GetAttr failed, so an exception is set; this
+        // reads and clears it.
+        if unsafe { ffi::PyErr_ExceptionMatches(ffi::PyExc_AttributeError) } != 0 {
+            // SAFETY: as above.
+            unsafe { ffi::PyErr_Clear() };
+            return Ok(None);
+        }
+        Err(self.raised())
+    }
+
+    /// An instance's `__dict__` when it has one that is a dict.
+    #[inline]
+    fn instance_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<Option<Bound<'py, PyAny>>> {
+        let d = self.attr_if_any(obj, self.t.names.dict)?;
+        // SAFETY: `d` is a live object (a `Bound`: the GIL is held).
+        Ok(d.filter(|d| unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0))
+    }
+
+    /// The dynamic members of a registered instance: its `__dict__` then its slots,
+    /// without the static and excluded names.
+    fn instance_members(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let mut out = Vec::new();
+        if let Some(d) = self.instance_dict(obj)? {
+            let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
+            for (k, v) in self.dict_items(d.as_ptr()) {
+                if filter {
+                    let key = self.str_of_key(&k)?;
+                    if info.static_set.contains(key) || info.exclude.contains(key) {
+                        continue;
+                    }
+                }
+                out.push((k, v));
+            }
+        }
+        for slot in &info.slots {
+            let name = slot.bind(self.py);
+            let text = name.to_str().unwrap_or("");
+            if info.static_set.contains(text) || info.exclude.contains(text) {
+                continue;
+            }
+            if let Some(v) = self.attr_if_any(obj, name.as_ptr())? {
+                out.push((name.clone().into_any(), v));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A static member's value (undefined when the instance does not have it).
+    fn static_value(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &Py<PyString>,
+    ) -> Result<Bound<'py, PyAny>> {
+        let value = self.attr_if_any(obj, name.as_ptr())?;
+        // SAFETY: `undefined` is held by `Types` for the process's life, and the GIL is held.
+        Ok(value.unwrap_or_else(|| unsafe { Bound::from_borrowed_ptr(self.py, self.t.undefined) }))
+    }
+
+    pub(super) fn amf3_registered(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> Result<()> {
+        if self.amf3_ref(m3::OBJECT, obj) {
+            return Ok(());
+        }
+        let key = info.cls.as_ptr() as usize;
+        if !self.enc.amf3_traits_reference(key) {
+            self.enc.amf3_traits_inline(
+                Some(key),
+                &info.alias,
+                &info.static_names,
+                info.dynamic,
+                info.externalizable,
+            )?;
+        }
+        self.enter()?;
+        if info.externalizable {
+            self.write_external(obj)?;
+            self.leave();
+            return Ok(());
+        }
+        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
+            let v = self.static_value(obj, name_py)?;
+            self.amf3(&v)
+                .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
+        }
+        if info.dynamic {
+            if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
+                // The common case: every attribute in `__dict__`, written in place.
+                if let Some(d) = self.instance_dict(obj)? {
+                    let mut pos = 0;
+                    while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
+                        self.amf3_member_obj(&k, &v)?;
+                    }
+                }
+            } else {
+                for (k, v) in self.instance_members(obj, info)? {
+                    self.amf3_member_obj(&k, &v)?;
+                }
+            }
+            self.enc.amf3_str("")?;
+        }
+        self.leave();
+        Ok(())
+    }
+
+    pub(super) fn amf0_registered(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> Result<()> {
+        if self.amf0_ref(obj) {
+            return Ok(());
+        }
+        self.enc.amf0_typed_object_start(&info.alias)?;
+        self.enter()?;
+        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
+            let v = self.static_value(obj, name_py)?;
+            self.amf0_member(name, &v)?;
+        }
+        if info.dynamic {
+            for (k, v) in self.instance_members(obj, info)? {
+                let key = self.str_of_key(&k)?;
+                self.amf0_member(key, &v)?;
+            }
+        }
+        self.leave();
+        self.enc.amf0_object_end();
+        Ok(())
+    }
+}
