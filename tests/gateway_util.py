@@ -125,7 +125,7 @@ def request(
     headers: Iterable[tuple[str, Any, bool]] = (),
 ) -> bytes:
     return packet.encode(
-        Envelope(version, [Header(n, v, mu) for n, v, mu in headers], [Body(t, r, v) for t, r, v in bodies])
+        Envelope(version, [Header(n, v, must_understand=mu) for n, v, mu in headers], [Body(t, r, v) for t, r, v in bodies])
     )
 
 

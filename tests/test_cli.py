@@ -618,3 +618,10 @@ def test_tree_module_docstring_example():
 
     result = doctest.testmod(tree, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_values_module_docstring_example():
+    import amfkit._values as values
+
+    result = doctest.testmod(values)
+    assert result.failed == 0 and result.attempted > 0

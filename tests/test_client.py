@@ -595,7 +595,7 @@ def test_request_persistent_header_adds_and_clears(serve: Callable[[Any], Runnin
         assert c.amf_headers == {}
         c.Svc.m()
     sent = [s.envelope.headers for s in app.seen if s.envelope]
-    assert sent == [[], [Header("Session", {"id": 7}, True)], [Header("Session", {"id": 7}, True)], []]
+    assert sent == [[], [Header("Session", {"id": 7}, must_understand=True)], [Header("Session", {"id": 7}, must_understand=True)], []]
 
 
 def test_malformed_response_headers_are_ignored(serve: Callable[[Any], RunningServer]) -> None:
@@ -604,7 +604,7 @@ def test_malformed_response_headers_are_ignored(serve: Callable[[Any], RunningSe
         Header("ReplaceGatewayUrl", None),
         Header("RequestPersistentHeader", "not an object"),
         Header("RequestPersistentHeader", {"data": 1}),
-        Header("SomethingElse", {"x": 1}, True),
+        Header("SomethingElse", {"x": 1}, must_understand=True),
     ]
     app = _with_headers(headers)
     server = serve(app)
@@ -622,7 +622,7 @@ def test_add_and_remove_header(gateway: tuple[Scripted, str]) -> None:
         c.remove_header("Trace")
         c.remove_header("Trace")
         c.Svc.m()
-    assert app.seen[0].envelope and app.seen[0].envelope.headers == [Header("Trace", "abc", True)]
+    assert app.seen[0].envelope and app.seen[0].envelope.headers == [Header("Trace", "abc", must_understand=True)]
     assert app.seen[1].envelope and app.seen[1].envelope.headers == []
 
 
@@ -633,7 +633,7 @@ def test_credentials_header_in_netconnection_mode(gateway: tuple[Scripted, str])
         c.logout()
         c.Svc.m()
     assert app.seen[0].envelope is not None
-    assert app.seen[0].envelope.headers == [Header("Credentials", {"userid": "alice", "password": "s3cret"}, False)]
+    assert app.seen[0].envelope.headers == [Header("Credentials", {"userid": "alice", "password": "s3cret"}, must_understand=False)]
     assert app.seen[1].envelope is not None and app.seen[1].envelope.headers == []
 
 

@@ -96,6 +96,17 @@ def test_json_rpc_on_the_same_url() -> None:
     assert json.loads(out)["result"] == 5
 
 
+def test_every_content_type_a_protocol_declares_reaches_it() -> None:
+    from amfkit.remoting import amf, jsonrpc, xmlrpc
+
+    json_body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "EchoService.add", "params": [2, 3]}).encode()
+    xml_body = b"<methodCall><methodName>EchoService.add</methodName><params><param><value><int>2</int></value></param><param><value><int>3</int></value></param></params></methodCall>"
+    for module, body, expected in ((amf, ECHO, b"onResult"), (jsonrpc, json_body, b'"result":5'), (xmlrpc, xml_body, b"<int>5</int>")):
+        for ctype in module.CONTENT_TYPES:
+            status, h, out = call(gateway(), body, {"content-type": ctype + "; charset=utf-8"})
+            assert status == 200 and h["content-type"] == module.CONTENT_TYPE and expected in out, ctype
+
+
 def test_json_rpc_notification_only_is_204() -> None:
     body = json.dumps({"jsonrpc": "2.0", "method": "EchoService.add", "params": [2, 3]}).encode()
     status, _, out = call(gateway(), body, {"content-type": "application/json"})
@@ -111,11 +122,14 @@ def test_xml_rpc_on_the_same_url() -> None:
         assert b"<int>42</int>" in out or b"<i4>42</i4>" in out
 
 
-def test_rpc_module_missing_is_415(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "amfkit.remoting.jsonrpc", None)  # import raises ImportError
-    status, _, out = call(gateway(), b"{}", {"content-type": "application/json"})
-    assert status == 415
-    assert b"JSON-RPC is not available" in out
+def test_xml_rpc_without_defusedxml_is_a_fault(monkeypatch: pytest.MonkeyPatch) -> None:
+    from amfkit.remoting import xmlrpc
+
+    monkeypatch.setattr(xmlrpc, "_defused", None)  # as when defusedxml is not installed
+    body = b"<methodCall><methodName>EchoService.add</methodName></methodCall>"
+    status, h, out = call(gateway(), body, {"content-type": "text/xml"})
+    assert status == 200 and h["content-type"] == "text/xml"
+    assert b"<int>-32400</int>" in out and b"defusedxml" in out
 
 
 def test_rpc_basic_auth() -> None:

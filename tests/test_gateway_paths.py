@@ -41,7 +41,7 @@ PACKETS = [
     Envelope(3, [], [Body("Echo.echo", "/1", "a lone argument")]),
     Envelope(3, [], [Body("Echo.later", "/1", ["wrong type"])]),
     Envelope(3, [], [Body("Nope.nothing", "/1", [])]),
-    Envelope(3, [Header("Custom", 1, True)], [Body("Echo.echo", "/1", [1])]),
+    Envelope(3, [Header("Custom", 1, must_understand=True)], [Body("Echo.echo", "/1", [1])]),
     Envelope(3, [], [Body("Echo.echo", "/1", ["x" * 5000])]),
 ]
 

@@ -6,7 +6,9 @@ import array
 import asyncio
 import dataclasses
 import datetime
+import doctest
 import json
+import re
 
 import pytest
 
@@ -624,6 +626,24 @@ def test_lone_surrogate_round_trips_escaped(services):
 def test_content_types():
     assert "application/json" in jsonrpc.CONTENT_TYPES
     assert all(ct == ct.lower() and ";" not in ct for ct in jsonrpc.CONTENT_TYPES)
+
+
+def test_module_docstring_example():
+    result = doctest.testmod(jsonrpc)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_rpc_doc_examples_run(repo_root):
+    """docs/rpc.md's `>>>` examples (JSON-RPC and XML-RPC) are executed."""
+    text = (repo_root / "docs" / "rpc.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner()
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"rpc.md[{i}]", "docs/rpc.md", 0))
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted > 0
 
 
 def test_accepts_bytes_like_bodies(services):

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import dataclasses
 import datetime
+import doctest
 import time
 import xmlrpc.client
 
@@ -777,6 +778,11 @@ def test_system_names_take_precedence(services):
 def test_content_types():
     assert "text/xml" in amf_xmlrpc.CONTENT_TYPES
     assert all(ct == ct.lower() and ";" not in ct for ct in amf_xmlrpc.CONTENT_TYPES)
+
+
+def test_module_docstring_example():
+    result = doctest.testmod(amf_xmlrpc)
+    assert result.failed == 0 and result.attempted > 0
 
 
 def test_base64_argument_from_stdlib_binary(services):

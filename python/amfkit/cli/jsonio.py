@@ -36,6 +36,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from .._text import MAX_SHOWN, clip, shown
+from .._values import alias_of, attributes, float_text, iso_utc
 
 __all__ = ["dumps", "iter_json", "loads", "from_json", "JSONInputError"]
 
@@ -75,7 +76,6 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
         UndefinedType,
         XMLDocument,
     )
-    from .tree import _alias_of, _attributes, iso_utc
 
     item_sep = "," if indent is not None else ", "
 
@@ -97,7 +97,7 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
         if isinstance(v, float):
             if math.isfinite(v):
                 return repr(float(v))
-            return '{"__float__": "%s"}' % _special_float(v)
+            return '{"__float__": "%s"}' % float_text(v)
         if isinstance(v, XMLDocument):
             return '{"__xmldocument__": %s}' % _str(v)
         if isinstance(v, XML):
@@ -113,7 +113,7 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
         if isinstance(v, Date):
             m = v.millis
             if not math.isfinite(m):
-                ms = '"%s"' % _special_float(m)
+                ms = '"%s"' % float_text(m)
             else:
                 ms = str(int(m)) if m == int(m) else repr(m)
             tz = ', "tz": %d' % v.tz if v.tz else ""
@@ -149,8 +149,8 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
         if isinstance(v, (list, tuple, array.array)):
             return "[]", [(None, val, child_path(path, i)) for i, val in enumerate(v)]
         # an instance of a registered class: written as the typed object it encodes to
-        items = [("__alias__", _alias_of(v), "")]
-        items.extend((k, val, child_path(path, k)) for k, val in _attributes(v))
+        items = [("__alias__", alias_of(v), "")]
+        items.extend((k, val, child_path(path, k)) for k, val in attributes(v))
         return "{}", items
 
     first_seen: dict[int, str] = {}  # id of a container -> path of its first occurrence
@@ -218,12 +218,6 @@ def _key_text(k: Any) -> str:
     if isinstance(k, (int, float)):
         return str(k)
     return repr(k)
-
-
-def _special_float(x: float) -> str:
-    if math.isnan(x):
-        return "NaN"
-    return "Infinity" if x > 0 else "-Infinity"
 
 
 # -- JSON text -> AMF value ------------------------------------------------------------

@@ -28,6 +28,8 @@ import datetime as _dt
 import math
 from typing import Any, Iterable, Iterator, Sequence
 
+from .._values import alias_of, attributes, float_text, iso_utc
+
 __all__ = ["render", "render_stream", "iter_lines", "iter_stream_lines", "type_name", "summary", "iso_utc"]
 
 _INDENT = "  "
@@ -174,43 +176,6 @@ def _is_container(value: Any) -> bool:
     return True
 
 
-def _alias_of(obj: Any) -> str:
-    try:
-        from .. import registered_classes
-
-        for alias, cls in registered_classes().items():
-            if cls is type(obj):
-                return alias
-    except Exception:  # the registry is a nicety here, never a reason to fail printing
-        pass
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _attributes(obj: Any) -> list[tuple[str, Any]]:
-    """The attributes of an instance of a registered class: `__dict__`, then slots."""
-    items: list[tuple[str, Any]] = []
-    seen: set[str] = set()
-    d = getattr(obj, "__dict__", None)
-    if isinstance(d, dict):
-        for k, v in d.items():
-            items.append((k, v))
-            seen.add(k)
-    for klass in type(obj).__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        if isinstance(slots, str):
-            slots = (slots,)
-        for name in slots:
-            if name in seen or name in ("__dict__", "__weakref__"):
-                continue
-            seen.add(name)
-            try:
-                items.append((name, getattr(obj, name)))
-            except AttributeError:
-                pass
-    return items
-
-
 def _key_label(key: Any) -> str:
     if isinstance(key, str):
         if key and key.isprintable() and not any(c in key for c in " :'\"[]") and key.strip() == key:
@@ -254,7 +219,7 @@ def _children(value: Any) -> Iterable[tuple[str | None, Any]]:
         return ((f"[{i}]", v) for i, v in enumerate(value))
     if isinstance(value, array.array):
         return ()
-    return _attributes(value)
+    return attributes(value)
 
 
 def _scalar_key(key: Any) -> str:
@@ -286,7 +251,7 @@ def _describe(value: Any, version: int, max_string: int, max_bytes: int) -> str:
     if isinstance(value, int):
         return f"{name} {value}"
     if isinstance(value, float):
-        return f"{name} {_float_text(value)}"
+        return f"{name} {float_text(value)}"
     if isinstance(value, str):
         if len(value) > max_string:
             return f"{name} {value[:max_string]!r}… ({len(value)} chars)"
@@ -303,13 +268,13 @@ def _describe(value: Any, version: int, max_string: int, max_bytes: int) -> str:
     if isinstance(value, Date):
         m = value.millis
         if not math.isfinite(m):
-            text = _float_text(m)
+            text = float_text(m)
         else:
             text = f"{int(m) if m == int(m) else m} ms since 1970"
         return f"{name} {text}" + (f", tz {value.tz:+d} min" if value.tz else "")
     if isinstance(value, array.array):
         items = value.tolist()
-        shown = ", ".join(_float_text(x) if isinstance(x, float) else str(x) for x in items[:16])
+        shown = ", ".join(float_text(x) if isinstance(x, float) else str(x) for x in items[:16])
         more = ", …" if len(items) > 16 else ""
         return f"{name} [{len(items)}] [{shown}{more}]"
     if isinstance(value, ObjectVector):
@@ -338,29 +303,13 @@ def _describe(value: Any, version: int, max_string: int, max_bytes: int) -> str:
     if isinstance(value, (list, tuple)):
         return f"{name} [{len(value)}]"
     # an instance of a registered (or any other) class
-    attrs = _attributes(value)
+    attrs = attributes(value)
     cls = type(value)
-    return f"{name} {_alias_of(value)!r} ({cls.__name__}, {_plural(len(attrs), 'member', 'members')})"
+    return f"{name} {alias_of(value)!r} ({cls.__name__}, {_plural(len(attrs), 'member', 'members')})"
 
 
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def _float_text(x: float) -> str:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return repr(x)
-
-
-def iso_utc(value: _dt.datetime) -> str:
-    """ISO 8601 in UTC with a `Z`: naive datetimes are UTC (amfkit's convention)."""
-    if value.tzinfo is not None and value.utcoffset() is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    spec = "milliseconds" if value.microsecond % 1000 == 0 and value.microsecond else "auto"
-    return value.isoformat(timespec=spec) + "Z"
 
 
 def _shared(roots: Sequence[tuple[str | None, Any]]) -> set[int]:

@@ -1,47 +1,12 @@
-"""A remoting client: call the services of an AMF gateway from Python.
+"""A remoting client: call the services of an AMF gateway from Python, as NetConnection
+(AMF0 or AMF3) or as Flex RemoteObject; `AsyncClient` is the same API with `await`.
 
     >>> from amfkit.remoting import Client
     >>> client = Client("http://127.0.0.1:8000/gateway")          # doctest: +SKIP
     >>> client.EchoService.echo([1, 2, 3])                         # doctest: +SKIP
     [1, 2, 3]
-    >>> client["com.example.TileService"].getTiles(1)              # doctest: +SKIP
-    >>> client.call("EchoService.echo", "hi")                      # doctest: +SKIP
-    'hi'
-    >>> with client.batch() as b:                                  # doctest: +SKIP
-    ...     one, two = b.EchoService.echo(1), b.EchoService.fail("no")
-    >>> one.result(), two.exception()                              # doctest: +SKIP
-    (1, Fault('no', code='Server.Processing'))
 
-`AsyncClient` has the same API with `await` (and `async with client.batch()`).
-
-Two ways of talking to a gateway:
-
-- **NetConnection** (`flex=False`, what Flash's `NetConnection.call` sends): each call is
-  a body with target `Service.method`, response `/N` and the arguments as an array;
-  the gateway answers `/N/onResult` with the result or `/N/onStatus` with a status
-  object (`code`, `description`, `details`, `level`), which becomes a `Fault`. The
-  packet is version 3 with values through the AVM+ switch to AMF3 when `amf3=True`
-  (the default), version 0 with AMF0 values otherwise. Credentials travel in the
-  `Credentials` header (`userid`, `password`).
-- **Flex RemoteObject** (`flex=True`, always AMF3): the client first pings (a
-  `CommandMessage` with header `DSId` `nil`) to learn the id the gateway gives it, logs
-  in with a `CommandMessage` LOGIN (base64 `user:password`) when it has credentials,
-  then sends each call as a `RemotingMessage` (destination, operation, arguments)
-  in a body with target `null`. An `AcknowledgeMessage` carries the result, an
-  `ErrorMessage` becomes a `Fault` (faultString, faultCode, faultDetail).
-
-The client follows the gateway's response headers: `AppendToGatewayUrl` (a suffix such
-as `?amfkit_session=...` added to the URL in use), `ReplaceGatewayUrl` (a new URL),
-and `RequestPersistentHeader` (`{name, mustUnderstand, data}`: a header sent with every
-later request; `data` null removes it). Cookies are kept by the HTTP session, and the
-connection is reused (keep-alive). Responses may be gzip-compressed (`gzip=True` asks
-for it); request bodies are sent gzip-compressed only when `compress_requests` asks for
-it, since many gateways do not accept that.
-
-Errors: a call the gateway answered with a fault raises `Fault` (with `.code`,
-`.details`, and the status object or `ErrorMessage` as `.raw`); anything wrong with the
-exchange itself (no connection, a timeout, an HTTP status other than 200, a reply that
-is not `application/x-amf`, too big, or that does not decode) raises `TransportError`.
+docs/client.md has the rest: batches, the headers a gateway sends, errors.
 """
 
 from __future__ import annotations
@@ -70,7 +35,7 @@ __all__ = ["AsyncBatch", "AsyncClient", "Batch", "Client", "Pending", "Transport
 
 CONTENT_TYPE = "application/x-amf"
 #: The request size from which `compress_requests=True` gzips a request body: the
-#: gateway's measured threshold for responses (see `amfkit.remoting.http`), at the same
+#: gateway's measured threshold for responses (docs/gateway.md, "Compression"), at the same
 #: zlib level 1.
 COMPRESS_THRESHOLD = 1024
 COMPRESS_LEVEL = 1
@@ -343,7 +308,7 @@ class _Core:
     def add_header(self, name: str, value: Any, must_understand: bool = False) -> None:
         """Send an AMF header with every later request (replacing one of that name)."""
         with self._state_lock:
-            self._amf_headers[name] = Header(name, value, must_understand)
+            self._amf_headers[name] = Header(name, value, must_understand=must_understand)
 
     def remove_header(self, name: str) -> None:
         """Stop sending an AMF header (no error if it is not set)."""
@@ -465,7 +430,7 @@ class _Core:
                     if data is None:
                         self._amf_headers.pop(name, None)
                     else:
-                        self._amf_headers[name] = Header(name, data, bool(_member(header.value, "mustUnderstand")))
+                        self._amf_headers[name] = Header(name, data, must_understand=bool(_member(header.value, "mustUnderstand")))
 
     def _outcomes(self, envelope: Envelope, responses: list[str]) -> list[tuple[bool, Any]]:
         """For each request body (by its response id): (True, result) or (False, error)."""

@@ -1,55 +1,9 @@
-"""The gateway's HTTP plumbing: media types, gzip both ways, body limits, and the ASGI and
-WSGI adapters around a plain core `async (method, path, headers, body) -> (status,
-headers, body)`.
+"""The gateway's HTTP plumbing: media types, gzip both ways (`compress` decides for every
+response), body limits and deadlines, and the ASGI and WSGI adapters around a plain core
+`async (method, path, headers, body) -> (status, headers, body)`.
 
-Compression defaults (measured; `python tests/test_gateway_gzip.py` prints the table)
--------------------------------------------------------------------------------------
-Responses are gzipped when the client sends `Accept-Encoding: gzip` and the body is at
-least `DEFAULT_GZIP_THRESHOLD` = 1024 bytes, at zlib level `DEFAULT_GZIP_LEVEL` = 1.
-
-Measured on the 2-core development machine with the seed 000 tile rows (slot, x, y,
-colour, rotation; random values, so real data compresses better) encoded as AMF0
-objects, AMF3 typed objects inside a Flex AcknowledgeMessage, and the comma-separated
-string, from 1 to 5000 rows; the figure that matters is the break-even link speed, below
-which compressing plus decompressing costs less time than the bytes saved take to send:
-
-- Under about 650 bytes gzip saves little (a 401-byte Flex acknowledgement shrinks to
-  354; a one-row string grows from 52 to 69) for a fixed 4-11 µs: it pays only on
-  links slower than 0-75 Mbit/s.
-- From about 900 bytes every shape shrinks by at least a quarter (AMF3 898 -> 640,
-  AMF0 884 -> 361; the string already at 440 -> 288) and gzip pays on any link slower
-  than about 125 Mbit/s; from 3 KB on, slower than 300 Mbit/s, and at 1000 rows
-  (22-85 KB) slower than about 500 Mbit/s (AMF0 objects: 1 Gbit/s). So 1 KiB: below
-  it a response fits one TCP segment anyway and the server keeps its CPU for the next
-  call; above it gzip wins on every link a Flash, AIR or Royale client is likely to be
-  on. (On a gigabit LAN it pays only for AMF0 objects; `gzip_threshold=None` turns it off.)
-- Level 1 against 6 for the 1000-row answers (the article's case): AMF3 27,380 ->
-  13,770 bytes in 151 µs at level 1, 12,805 in 1,098 µs at level 6; the string 21,845
-  -> 11,411 in 124 µs, or 10,700 in 778 µs; AMF0 objects 85,034 -> 21,133 in 396 µs, or
-  15,752 in 1,928 µs. Going from 1 to 6 saves another 5-7 % (AMF0 objects 25 %) for 5-7x
-  the CPU, which pays only on links slower than 8-9 Mbit/s (AMF0 objects: 28 Mbit/s),
-  and at about a millisecond a response it would cost more than encoding the result.
-  Level 1 it is; raise `gzip_level` for slow links.
-
-The seed 000 article used Amfphp's 25 KB threshold (5 KB in its experiment); with zlib
-at level 1 costing about 5-6 ns a byte, a threshold that high leaves 1-25 KB responses,
-which halve, uncompressed for no gain. `gzip()` below also sizes zlib's window to the
-response, which keeps small responses at the costs above in every process (see there).
-
-Request bodies sent with `Content-Encoding: gzip` (or `deflate`) are inflated through
-`zlib.decompressobj(...).decompress(data, max_length)`, so a gzip bomb is refused with
-413 as soon as its output passes `max_body_size`, without inflating the rest.
-
-Request bodies have a deadline under ASGI: a body that is not complete `body_timeout`
-seconds (default `DEFAULT_BODY_TIMEOUT` = 30) after the request's headers is answered
-with 408 and the connection is closed, so a client trickling its body cannot hold a
-task and its buffers for ever. The deadlines are kept by one `BodyTimer` per gateway,
-which looks at the pending reads a few times per timeout (a dictionary entry per read,
-not a timer per request: the common body that has arrived whole costs nothing more).
-Any request refused before its body was read (413 on `Content-Length`, 408, a body
-over the limit) is answered with `Connection: close`, since the rest of the body would
-otherwise have to be read and thrown away. Under WSGI the server reads the body and
-owns its timeouts. docs/limits.md lists every limit.
+The compression defaults are measured: docs/gateway.md, "Compression"; every limit is in
+docs/limits.md.
 """
 
 from __future__ import annotations
@@ -65,6 +19,7 @@ from .._text import MAX_SHOWN, clip, shown
 
 __all__ = [
     "BodyTimer",
+    "Coding",
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_GZIP_LEVEL",
     "DEFAULT_GZIP_THRESHOLD",
@@ -73,6 +28,7 @@ __all__ = [
     "Response",
     "accepts_gzip",
     "asgi",
+    "compress",
     "gzip",
     "inflate",
     "media_type",
@@ -170,6 +126,32 @@ def gzip(data: bytes, level: int = DEFAULT_GZIP_LEVEL) -> bytes:
     n = min(15, max(9, (len(data) - 1).bit_length()))
     c = zlib.compressobj(level, zlib.DEFLATED, 16 + n, max(1, min(8, n - 6)))
     return c.compress(data) + c.flush()
+
+
+class Coding:
+    """The response headers one compression outcome adds, as text and as ASGI bytes."""
+
+    __slots__ = ("text", "raw")
+
+    def __init__(self, *headers: tuple[str, str]) -> None:
+        self.text = headers
+        self.raw = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers)
+
+
+_IDENTITY = Coding()
+_VARY = Coding(("vary", "Accept-Encoding"))
+_GZIPPED = Coding(("vary", "Accept-Encoding"), ("content-encoding", "gzip"))
+
+
+def compress(body: bytes, accept_encoding: str | None, threshold: int | None, level: int) -> tuple[bytes, Coding]:
+    """A response body, gzipped at `level` when it is at least `threshold` bytes and the
+    client's `Accept-Encoding` allows gzip, and the headers that go with it (`Vary`
+    whenever compression is on; `threshold` None turns it off)."""
+    if threshold is None:
+        return body, _IDENTITY
+    if len(body) >= threshold and accepts_gzip(accept_encoding):
+        return gzip(body, level), _GZIPPED
+    return body, _VARY
 
 
 def inflate(data: bytes, encoding: str, limit: int) -> bytes:

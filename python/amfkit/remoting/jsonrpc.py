@@ -1,91 +1,11 @@
-"""JSON-RPC 2.0 on the same services as the AMF gateway.
-
-The gateway hands a POST whose content type is one of `CONTENT_TYPES` to `handle`, which
-returns the response body (`application/json`). An empty body (`b""`) means there is
-nothing to answer: the request was a notification, or a batch of notifications only, and
-the gateway answers `204 No Content`.
+"""JSON-RPC 2.0 on the gateway's services: `await handle(body, services, context)` answers
+a request body (`b""` when only notifications came); docs/rpc.md has the mapping.
 
     >>> import asyncio
-    >>> from amfkit.remoting import Context, Services
-    >>> from amfkit.remoting import jsonrpc
-    >>> class Calc:
-    ...     def add(self, a, b):
-    ...         return a + b
-    >>> services = Services({"Calc": Calc()})
-    >>> body = b'{"jsonrpc": "2.0", "method": "Calc.add", "params": [1, 2], "id": 1}'
-    >>> asyncio.run(jsonrpc.handle(body, services, Context()))
+    >>> from amfkit.remoting import Context, Services, jsonrpc
+    >>> body = b'{"jsonrpc": "2.0", "method": "add", "params": [1, 2], "id": 1}'
+    >>> asyncio.run(jsonrpc.handle(body, Services({"add": lambda a, b: a + b}), Context()))
     b'{"jsonrpc":"2.0","result":3,"id":1}'
-
-Requests (https://www.jsonrpc.org/specification):
-
-- a single request object, or a batch (a non-empty array of them); the answers of a batch
-  come in request order, one per request that has an `id`, and the calls run one after
-  the other, in order;
-- `method` is the target, `"Service.method"` (or a function service's name); names
-  starting with `rpc.` are reserved and never reach a service;
-- `params` by position (an array) or by name (an object, passed as keyword arguments);
-- a request without an `id` member is a notification: it is called, and never answered,
-  even when it fails. An `id` of `null` is an ordinary request.
-
-Errors (the `error` member: `code`, `message`, `data`):
-
-    -32700  parse error       the body is not UTF-8, not JSON, or nested too deeply
-    -32600  invalid request   not a request object, `jsonrpc` is not "2.0", `method` is
-                              not a string, `params` is neither an array nor an object,
-                              `id` is not a string, a number or null, an empty batch
-    -32601  method not found  a fault with code `Server.ResourceUnavailable` (no such
-                              service or method, a private name), or an `rpc.` name
-    -32602  invalid params    a fault with code `Client.Argument` (argument count, names
-                              or types do not fit the method's signature)
-    -32603  internal error    the result cannot be written as JSON (or an unexpected
-                              error answering the request, logged; `id` null)
-    -32000  server error      any other fault (`Client.Authentication`,
-                              `Client.Authorization`, `Server.Processing`, a service's
-                              own codes) and any other exception raised by a service
-
-A fault raised by a service with an `int` code outside the reserved range
--32768..-32000 keeps that number as the error code. The message is the fault's message
-(an exception's text for other exceptions). `data` is `{"code": <the amfkit fault code>,
-"details": <the fault's details>}` for faults, `{"details": <what was wrong>}` for
-protocol errors, and carries `"traceback"` only when the gateway runs in debug mode.
-The `id` of an invalid request is echoed when it is itself valid, else `null`.
-
-Values: requests decode with the stdlib `json` (strict UTF-8, a byte order mark is
-ignored; `NaN` and `Infinity` are refused): objects -> `dict`, arrays -> `list`, numbers
--> `int` or `float`, `true`/`false` -> `bool`, `null` -> `None`; strings stay strings
-(no date guessing). Results encode with the stdlib `json` module:
-
-    None, amfkit.Undefined                -> null
-    bool, int, float, str                 -> themselves (NaN and +-infinity -> null,
-                                             as JavaScript's JSON.stringify does)
-    amfkit.XML, amfkit.XMLDocument        -> string (their text)
-    list, tuple, set, frozenset,
-    array.array, ArrayCollection,
-    ObjectVector                          -> array
-    dict, TypedObject, ObjectProxy,
-    MixedArray, Dictionary                -> object (int keys become strings; keys that
-                                             are not str/int/float/bool/None: error
-                                             -32603); a TypedObject's alias is dropped
-    a registered class's instance         -> object of exactly the members AMF would
-                                             write (`static`, `exclude`, `dynamic` of
-                                             `amfkit.register_class` apply)
-    amfkit.Table,
-    amfkit.data.RecordSet                 -> array of objects, one per row
-    datetime                              -> ISO 8601 string in UTC ending in "Z"
-                                             (naive datetimes are UTC, as in AMF);
-                                             "2024-05-01T12:30:00Z", with ".ffffff"
-                                             when there are microseconds
-    date, time                            -> ISO 8601 string ("2024-05-01", "12:30:00")
-    amfkit.Date                           -> ISO 8601 string with milliseconds and, for
-                                             years outside 0..9999, a signed six-digit
-                                             year ("+010000-01-01T00:00:00.000Z"), as
-                                             JavaScript's Date.toISOString writes;
-                                             NaN, infinite or beyond JavaScript's range
-                                             -> null
-    bytes, bytearray, memoryview          -> string, standard base64 with padding
-
-Anything else (an unregistered class, a cycle) cannot be written: the call answers
--32603.
 """
 
 from __future__ import annotations
@@ -99,12 +19,13 @@ import math
 import traceback
 from typing import Any
 
-from .. import _types, amf3
-from .._registry import _slot_names, registered_classes
+from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
+from .._values import iso_utc, js_iso, object_members, recordset_records
 from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
 
 __all__ = [
+    "CONTENT_TYPE",
     "CONTENT_TYPES",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -115,8 +36,10 @@ __all__ = [
     "handle",
 ]
 
+#: The response's content type.
+CONTENT_TYPE = "application/json"
 #: Request content types the gateway hands to `handle` (parameters such as charset aside).
-CONTENT_TYPES = ("application/json", "application/json-rpc", "application/jsonrequest")
+CONTENT_TYPES = (CONTENT_TYPE, "application/json-rpc", "application/jsonrequest")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -327,7 +250,7 @@ def _finite(value: Any) -> Any:
 def _default(o: Any) -> Any:
     """What the JSON encoder writes for a value it does not know (see the module doc)."""
     if isinstance(o, datetime.datetime):
-        return _iso_utc(o)
+        return iso_utc(o, millis=False)
     if isinstance(o, (datetime.date, datetime.time)):
         return o.isoformat()
     if isinstance(o, (bytes, bytearray, memoryview)):
@@ -343,7 +266,7 @@ def _default(o: Any) -> Any:
         columns = o.columns
         return [_finite(dict(zip(columns, row))) for row in o.rows]
     if isinstance(o, _types.Date):
-        return _js_iso(o.millis)
+        return js_iso(o.millis)
     records = recordset_records(o)
     if records is not None:
         return _finite(records)
@@ -351,85 +274,3 @@ def _default(o: Any) -> Any:
     if members is not None:
         return _finite(members)
     raise TypeError(f"{type(o).__qualname__} is not JSON serializable (register it with amfkit.register_class, or convert it)")
-
-
-def _iso_utc(value: datetime.datetime) -> str:
-    if value.tzinfo is not None and value.utcoffset() is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    else:
-        value = value.replace(tzinfo=None)
-    return value.isoformat() + "Z"
-
-
-def object_members(obj: Any) -> dict[str, Any] | None:
-    """The members of a registered class's instance, exactly as AMF writes them (its
-    `static`, `exclude` and `dynamic` rules applied), or None when `type(obj)` is not
-    registered.
-
-    The instance goes through an AMF3 round trip: the decoded copy holds the members
-    the encoder wrote, and nothing else.
-    """
-    cls = type(obj)
-    if cls not in registered_classes().values():
-        return None
-    copy = amf3.decode(amf3.encode(obj))
-    members: dict[str, Any] = {}
-    attrs = getattr(copy, "__dict__", None)
-    if attrs:
-        for name, value in attrs.items():
-            if not (name.startswith("__") and name.endswith("__")):
-                members[name] = value
-    for name in _slot_names(cls):
-        if name not in members and hasattr(copy, name):
-            members[name] = getattr(copy, name)
-    return members
-
-
-def recordset_records(obj: Any) -> list[dict[str, Any]] | None:
-    """The rows of an `amfkit.data.RecordSet` returned as is (one dict per row), or None
-    for anything else."""
-    try:
-        from ..data.recordset import RecordSet
-    except ImportError:  # pragma: no cover
-        return None
-    return obj.records() if isinstance(obj, RecordSet) else None
-
-
-def civil_from_days(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of the proleptic Gregorian calendar, `days` after 1970-01-01,
-    for any year (astronomical numbering: year 0 is 1 BC)."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (month <= 2), month, day
-
-
-# JavaScript's Date holds +-8.64e15 ms around the epoch.
-_JS_DATE_LIMIT = 8.64e15
-
-
-def split_millis(millis: float) -> tuple[int, int, int, int, int, int, int] | None:
-    """(year, month, day, hour, minute, second, millisecond) of a UTC time in milliseconds
-    since the epoch, or None when it is NaN, infinite or outside JavaScript's range."""
-    if not math.isfinite(millis) or abs(millis) > _JS_DATE_LIMIT:
-        return None
-    days, ms = divmod(math.floor(millis), 86_400_000)
-    year, month, day = civil_from_days(days)
-    hour, ms = divmod(ms, 3_600_000)
-    minute, ms = divmod(ms, 60_000)
-    second, ms = divmod(ms, 1000)
-    return year, month, day, hour, minute, second, ms
-
-
-def _js_iso(millis: float) -> str | None:
-    parts = split_millis(millis)
-    if parts is None:
-        return None
-    year, month, day, hour, minute, second, ms = parts
-    y = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+07d}"
-    return f"{y}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.{ms:03d}Z"

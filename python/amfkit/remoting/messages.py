@@ -1,18 +1,6 @@
-"""Flex messages: what RemoteObject, Producer and Consumer send and receive.
-
-The full forms are typed objects with sealed members; the small forms (`DSK`
-AcknowledgeMessage, `DSA` AsyncMessage, `DSC` CommandMessage) are externalizable and
-write flag bytes, then the flagged values. Both decode to the same classes below; a
-message remembers which form it came in (`small`) only to answer in kind.
-
-Small-form layout (each level writes one or more flag bytes, 0x80 meaning another flag
-byte follows, then the values its bits announce; readers skip flagged values they do
-not know):
-- AbstractMessage, byte 0: 0x01 body, 0x02 clientId, 0x04 destination, 0x08 headers,
-  0x10 messageId, 0x20 timestamp, 0x40 timeToLive; byte 1: 0x01 clientId as 16 bytes,
-  0x02 messageId as 16 bytes.
-- AsyncMessage: 0x01 correlationId, 0x02 correlationId as 16 bytes.
-- CommandMessage: 0x01 operation.
+"""Flex messages: what RemoteObject, Producer and Consumer send and receive, in their
+full forms (typed objects) and their small ones (`DSK`, `DSA`, `DSC`: externalizable,
+flag bytes then the flagged values); docs/gateway.md, "Flex messages", has the layout.
 """
 
 from __future__ import annotations

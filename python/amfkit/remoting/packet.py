@@ -1,15 +1,10 @@
-"""The AMF remoting packet: what a Flash, Flex, AIR or Royale client POSTs to a gateway.
+"""The AMF remoting packet: what a Flash, Flex, AIR or Royale client POSTs to a gateway
+(docs/gateway.md, "The packet").
 
     >>> from amfkit.remoting import packet
     >>> data = packet.encode(packet.Envelope(0, bodies=[packet.Body("Echo.echo", "/1", ["hi"])]))
     >>> packet.decode(data).bodies[0]
     Body(target='Echo.echo', response='/1', value=['hi'])
-
-Header and body length fields are ignored on read (peers write -1, 0, 1 or the real
-length) and written as the real length. Each header and body is its own reference
-context. Header values are AMF0; body values are AMF0 in a version-0 packet and go
-through the AVM+ switch to AMF3 in a version-3 packet, which is what Flash Player 9+,
-Flex and Royale expect in an answer.
 """
 
 from __future__ import annotations
@@ -22,11 +17,19 @@ from .. import _amfkit
 __all__ = ["Body", "Envelope", "Header", "decode", "encode"]
 
 
-@dataclass
+@dataclass(init=False)
 class Header:
+    """A packet header. `must_understand` is keyword-only: on the wire it comes between
+    the name and the value, so a positional call could mix the two up."""
+
     name: str
     value: Any = None
     must_understand: bool = False
+
+    def __init__(self, name: str, value: Any = None, *, must_understand: bool = False) -> None:
+        self.name = name
+        self.value = value
+        self.must_understand = must_understand
 
 
 @dataclass
@@ -68,7 +71,7 @@ def decode(
     )
     return Envelope(
         version,
-        [Header(name, value, mu) for name, mu, value in headers],
+        [Header(name, value, must_understand=mu) for name, mu, value in headers],
         [Body(target, response, value) for target, response, value in bodies],
     )
 

@@ -1,4 +1,4 @@
-"""Services: what a gateway calls, whatever the protocol (AMF, JSON-RPC, XML-RPC).
+"""Services: what a gateway calls, whatever the protocol (docs/gateway.md, "Services").
 
     >>> from amfkit.remoting.services import Services
     >>> class Echo:
@@ -8,18 +8,6 @@
     >>> import asyncio
     >>> asyncio.run(services.call("EchoService.echo", ["hi"]))
     'hi'
-
-- Register objects, classes (instantiated once, with no arguments) or plain functions
-  under a name, or use the `service` decorator on a `Services`.
-- Methods may be sync or async. Names starting with `_` are never callable.
-- Arguments are bound against the method's signature (count, names) and checked against
-  simple annotations (`int`, `float`, `str`, `bool`, `list`, `dict`, `bytes`, and
-  `Optional`/unions of them); a mismatch is a `Fault` with code `Client.Argument`.
-- Access rules: `roles=` on a service, and `@requires("role", ...)` on a method; a call
-  needs an authenticated principal holding one of the roles (`Client.Authentication` /
-  `Client.Authorization` faults otherwise).
-- A service may take the `Context` of the call by naming a parameter `context` annotated
-  with `Context` (it is not an argument of the remote call).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-client sessions for the gateway: a small async store interface and an in-memory store.
+"""Per-client sessions: an async store interface and an in-memory store (docs/gateway.md).
 
     >>> import asyncio
     >>> from amfkit.remoting.sessions import MemorySessionStore
@@ -8,18 +8,6 @@
     >>> asyncio.run(store.save(sid, session))
     >>> asyncio.run(store.get(sid))["cart"]
     [1, 2]
-
-A session is a `Session` (a dict that notices top-level changes). The gateway keys
-sessions by the id it hands out: for AS2/AS3 NetConnection clients, the id travels in the
-gateway URL (the `AppendToGatewayUrl` response header); for Flex and Royale clients it is
-the client id (`DSId`) the gateway assigned. The authenticated principal is kept in the
-session under `PRINCIPAL_KEY` as plain data (name and roles), so a store that serialises
-sessions (Redis) needs no special type.
-
-`MemorySessionStore` lives in one process: with several workers (`amfkit serve --workers
-N`) each worker has its own sessions, so a client can only rely on a session while its
-requests reach the same worker. Use a shared store for that (the interface is four async
-methods: `get`, `create`, `save`, `delete`).
 """
 
 from __future__ import annotations

@@ -1,104 +1,12 @@
-"""XML-RPC on the same services as the AMF gateway.
-
-The gateway hands a POST whose content type is one of `CONTENT_TYPES` to `handle`, which
-returns the response body (`text/xml; charset=utf-8`): a `<methodResponse>` with one
-`<param>`, or a `<fault>`.
+"""XML-RPC on the gateway's services (parsed by defusedxml only): `await handle(body,
+services, context)` answers a `<methodCall>`; docs/rpc.md has the mapping and faults.
 
     >>> import asyncio
-    >>> from amfkit.remoting import Context, Services
-    >>> from amfkit.remoting import xmlrpc
-    >>> class Calc:
-    ...     def add(self, a, b):
-    ...         return a + b
-    >>> body = (b"<methodCall><methodName>Calc.add</methodName><params>"
-    ...         b"<param><value><int>1</int></value></param>"
-    ...         b"<param><value><int>2</int></value></param></params></methodCall>")
-    >>> print(asyncio.run(xmlrpc.handle(body, Services({"Calc": Calc()}), Context())).decode())
+    >>> from amfkit.remoting import Context, Services, xmlrpc
+    >>> body = b"<methodCall><methodName>twice</methodName><params><param><value><int>21</int></value></param></params></methodCall>"
+    >>> print(asyncio.run(xmlrpc.handle(body, Services({"twice": lambda n: 2 * n}), Context())).decode())
     <?xml version="1.0" encoding="UTF-8"?>
-    <methodResponse><params><param><value><int>3</int></value></param></params></methodResponse>
-
-Requests (http://xmlrpc.com/spec.md) are parsed only by defusedxml's hardened parser:
-a DOCTYPE (so any entity declaration, internal or external, and any external DTD) is
-refused before anything is expanded or fetched, and the request is answered with a
-fault. Without defusedxml installed (`pip install amfkit[xmlrpc]`) every request gets a
-fault: there is no fallback to an unprotected parser. The value parser below walks the
-element tree; values nest at most `MAX_DEPTH` levels.
-
-`methodName` is the target, `"Service.method"` (or a function service's name). Built in:
-`system.listMethods`, `system.methodHelp`, `system.methodSignature` (introspection, from
-`Services.describe()`) and `system.multicall` (several calls in one request, as
-`xmlrpc.client.MultiCall` sends them); they take precedence over a service named
-"system".
-
-Values, request -> Python:
-
-    <int>, <i4>, <i8> (and ex:i8)   -> int (any size Python parses)
-    <boolean> 0/1 (true/false too)  -> bool
-    <string>, or <value> untyped    -> str
-    <double>                        -> float (decimal digits with an optional exponent)
-    <dateTime.iso8601>              -> datetime, naive, in UTC: "19980717T14:08:55" and
-                                       "1998-07-17T14:08:55" are read as UTC (amfkit's
-                                       rule for naive datetimes); a "Z" or "+hh:mm"
-                                       suffix is converted to UTC; fractions of a second
-                                       are kept (microseconds)
-    <base64>                        -> bytes (whitespace ignored, strict alphabet)
-    <struct>                        -> dict (a repeated name: the last one wins)
-    <array>                         -> list
-    <nil/> (and ex:nil)             -> None
-
-Python -> response:
-
-    None, amfkit.Undefined          -> <nil/>
-    bool                            -> <boolean>
-    int                             -> <int> within 32 bits, else <i8> within 64 bits,
-                                       else an error (-32603)
-    float                           -> <double> (Python's repr; NaN and infinities are
-                                       written "nan", "inf", "-inf", as the stdlib does)
-    str, XML, XMLDocument           -> <string>; "\\r" is written "&#13;" so that it
-                                       survives XML's line-end normalisation; characters
-                                       XML 1.0 cannot carry (most C0 controls, lone
-                                       surrogates) are an error (-32603)
-    bytes, bytearray, memoryview    -> <base64>
-    datetime, date                  -> <dateTime.iso8601> "YYYYMMDDTHH:MM:SS" in UTC
-                                       (naive datetimes are UTC; a date is its
-                                       midnight; microseconds are dropped)
-    amfkit.Date                     -> <nil/> when NaN or infinite, else the same form
-                                       with a signed six-digit year outside 0..9999
-    list, tuple, set, frozenset,
-    array.array, ArrayCollection,
-    ObjectVector                    -> <array>
-    dict, TypedObject, ObjectProxy,
-    MixedArray, Dictionary          -> <struct> (int keys become their decimal text;
-                                       other non-string keys are an error); a
-                                       TypedObject's alias is dropped
-    a registered class's instance   -> <struct> of exactly the members AMF writes
-    amfkit.Table,
-    amfkit.data.RecordSet           -> <array> of <struct>, one per row
-
-A value that contains itself, nests deeper than `MAX_DEPTH` or holds anything else is an
-error (-32603) for that call.
-
-Faults: `<fault>` with a struct of `faultCode` (int) and `faultString`. The codes are
-those of the XML-RPC fault code interoperability list
-(http://xmlrpc-epi.sourceforge.net/specs/rfc.fault_codes.php), which JSON-RPC's codes
-also follow:
-
-    -32700  parse error: not well-formed XML, not UTF-8 where it says so, an empty body
-    -32701  parse error: unsupported encoding
-    -32600  invalid XML-RPC: a DOCTYPE, an entity declaration or an external reference;
-            not a <methodCall>; an unknown or malformed value; nesting beyond MAX_DEPTH
-    -32601  method not found: a fault with code `Server.ResourceUnavailable`
-    -32602  invalid method parameters: a fault with code `Client.Argument`
-    -32603  internal error: the result cannot be written as XML-RPC (or an unexpected
-            error answering the request, logged)
-    -32500  application error: any other fault (`Client.Authentication`,
-            `Client.Authorization`, `Server.Processing`, a service's own codes) and any
-            other exception raised by a service
-    -32400  system error: defusedxml is not installed
-
-A fault raised by a service with an `int` code keeps it as `faultCode`. For faults, the
-`faultString` is `"<amfkit code>: <message>"` (`"Client.Authentication: ..."`), so the
-string code survives; in debug mode the traceback follows after a blank line.
+    <methodResponse><params><param><value><int>42</int></value></param></params></methodResponse>
 """
 
 from __future__ import annotations
@@ -114,7 +22,7 @@ from typing import Any
 
 from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
-from .jsonrpc import object_members, recordset_records, split_millis
+from .._values import naive_utc, object_members, recordset_records, split_millis, year_text
 from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
 
 try:  # an optional dependency (amfkit[xmlrpc]); never replaced by an unprotected parser
@@ -129,6 +37,7 @@ except ImportError:  # pragma: no cover - exercised by monkeypatching _defused
 
 __all__ = [
     "APPLICATION_ERROR",
+    "CONTENT_TYPE",
     "CONTENT_TYPES",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -141,8 +50,10 @@ __all__ = [
     "handle",
 ]
 
+#: The response's content type.
+CONTENT_TYPE = "text/xml"
 #: Request content types the gateway hands to `handle` (parameters such as charset aside).
-CONTENT_TYPES = ("text/xml", "application/xml")
+CONTENT_TYPES = (CONTENT_TYPE, "application/xml")
 
 PARSE_ERROR = -32700
 UNSUPPORTED_ENCODING = -32701
@@ -517,8 +428,7 @@ def _write_other(v: Any, out: list[str], depth: int, active: set[int]) -> None:
     elif isinstance(v, (bytes, bytearray, memoryview)):
         out.append("<value><base64>" + base64.b64encode(v).decode("ascii") + "</base64></value>")
     elif isinstance(v, datetime.datetime):
-        if v.tzinfo is not None and v.utcoffset() is not None:
-            v = v.astimezone(datetime.timezone.utc)
+        v = naive_utc(v)
         out.append(_datetime(v.year, v.month, v.day, v.hour, v.minute, v.second))
     elif isinstance(v, datetime.date):
         out.append(_datetime(v.year, v.month, v.day, 0, 0, 0))
@@ -547,8 +457,7 @@ def _int(v: int) -> str:
 
 
 def _datetime(year: int, month: int, day: int, hour: int, minute: int, second: int) -> str:
-    y = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+07d}"
-    return f"<value><dateTime.iso8601>{y}{month:02d}{day:02d}T{hour:02d}:{minute:02d}:{second:02d}</dateTime.iso8601></value>"
+    return f"<value><dateTime.iso8601>{year_text(year)}{month:02d}{day:02d}T{hour:02d}:{minute:02d}:{second:02d}</dateTime.iso8601></value>"
 
 
 def _struct(items: Any, out: list[str], depth: int, active: set[int]) -> None:

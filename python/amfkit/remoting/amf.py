@@ -1,0 +1,185 @@
+"""AMF remoting: `await handle(body, settings, query=...)` answers one request packet
+(AS2/AS3 NetConnection calls here, Flex messages in `flex`) with the response packet.
+`settings` is what the gateway holds (a `Gateway` is one); docs/gateway.md has the
+whole behaviour."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .. import _amfkit
+from .._text import MAX_SHOWN, clip, error_text
+from . import flex, packet
+from .http import HTTPError
+from .messages import AbstractMessage
+from .packet import Body, Envelope, Header
+from .request import Answer, Request, Settings, fault_of
+from .services import Context, Fault, awaitable
+
+__all__ = ["CONTENT_TYPE", "CONTENT_TYPES", "Settings", "handle"]
+
+logger = logging.getLogger("amfkit.gateway")
+
+#: The response's content type.
+CONTENT_TYPE = "application/x-amf"
+#: Request content types the gateway hands to `handle` (parameters such as charset aside).
+CONTENT_TYPES = (CONTENT_TYPE,)
+
+RawHeaders = list[tuple[str, bool, Any]]  # (name, must_understand, value): the wire order
+RawBodies = list[tuple[str, str, Any]]  # (target, response, value)
+
+
+async def handle(body: bytes, settings: Settings, *, query: str = "") -> bytes:
+    """Answer one AMF remoting packet (the request body) with the response packet.
+    `query` is the request URL's query string (it may carry a session id). A packet that
+    does not decode raises `amfkit.remoting.http.HTTPError` (400). Every body is answered
+    on its own, in order."""
+    version, headers, bodies = _decode(body, settings)
+    if not headers and not query:  # no credentials, no session: plain calls need no Request
+        plain = _plain_calls(bodies, settings)
+        if plain is not None:
+            return await _answer_plain(version, bodies, plain, settings)
+    request = Request(settings, version, [Header(n, v, must_understand=mu) for n, mu, v in headers], query)
+    try:
+        await request.prepare()
+    except Exception as e:  # the session store or the authenticator's principal
+        request.fault = Fault.of(e, debug=settings.debug)  # every body is this fault
+    answers = []
+    for target, response, value in bodies:
+        message = flex.message_of(value)
+        if message is not None:
+            answers.append(await flex.answer(request, Body(target, response, value), message))
+        else:
+            answers.append(await _answer_call(request, target, response, value))
+    try:
+        await request.finish()
+    except Exception as e:  # the session store failed: the answers still go out
+        logger.error("cannot save the sessions of a request: %s", error_text(e), exc_info=e)
+    return _encode(version, request.out_headers, answers, settings)
+
+
+def _decode(data: bytes, settings: Settings) -> tuple[int, RawHeaders, RawBodies]:
+    """A request packet as `(version, headers, bodies)` tuples; HTTPError 400 if it is
+    empty, does not decode or holds more than `max_calls` bodies."""
+    if not data:
+        raise HTTPError(400, "empty request body (an AMF remoting packet was expected)")
+    try:
+        version, headers, bodies = _amfkit.decode_packet(
+            data, max_depth=settings.max_depth, max_objects=settings.max_objects, max_size=settings.max_body_size
+        )
+    except _amfkit.DecodeError as e:
+        raise HTTPError(400, clip(f"malformed AMF packet: {e}")) from None
+    except Exception as e:
+        # An externalizable reader (a Flex small form, a registered class's
+        # __readamf__) refused its bytes: still the request's fault.
+        logger.debug("malformed AMF packet", exc_info=True)
+        raise HTTPError(400, clip(f"malformed AMF packet: {error_text(e)}")) from None
+    if len(bodies) > settings.max_calls:
+        raise HTTPError(400, f"a packet of {len(bodies)} bodies, more than the {settings.max_calls} allowed")
+    return version, headers, bodies
+
+
+def _plain_calls(bodies: RawBodies, settings: Settings) -> list[Any] | None:
+    """The methods of a packet whose every body is a plain NetConnection call: to an
+    existing method taking positional arguments only, needing no roles and no
+    context. None when any body is anything else (nothing has been called yet): the
+    general path answers those, sessions and headers included."""
+    methods = []
+    lookup = settings.services.lookup
+    for target, _, value in bodies:
+        if isinstance(value, AbstractMessage) or (
+            type(value) is list and len(value) == 1 and isinstance(value[0], AbstractMessage)
+        ):
+            return None
+        try:
+            method = lookup(target)
+        except Exception:  # a Fault, or anything else: the general path answers it
+            return None
+        if method.fast is None or method.roles:
+            return None
+        methods.append(method)
+    return methods
+
+
+async def _answer_plain(version: int, bodies: RawBodies, methods: list[Any], settings: Settings) -> bytes:
+    answers: list[tuple[str, str, Any]] = []
+    call = settings.services.call
+    for (target, response, value), method in zip(bodies, methods):
+        args = value if type(value) is list else [value]
+        try:
+            if method.accepts(args):
+                result = method.fn(*args)
+                if method.is_async or awaitable(result):
+                    result = await result
+            else:
+                result = await call(target, args)  # raises the precise Fault
+        except Exception as e:
+            body = status_body(response, e, settings.debug)
+            answers.append((body.target, body.response, body.value))
+        else:
+            answers.append((response + "/onResult", "null", result))
+    try:
+        return _amfkit.encode_packet(version, [], answers, default=settings.default)
+    except Exception:  # the general encoder below finds the body that cannot be written
+        pass
+    return _encode(version, [], [Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)], settings)
+
+
+async def _answer_call(request: Request, target: str, response: str, value: Any) -> Answer:
+    """The answer to a NetConnection body: `target` called with `value` as the
+    arguments (an array, or any other value as the one argument)."""
+    shown_target = clip(target, MAX_SHOWN)  # names the call in the log
+    debug = request.settings.debug
+    if request.fault is not None:
+        return Answer(status_body(response, request.fault, debug), response, shown_target)
+    try:
+        context = Context(request.protocol, request.principal, request.session(), request.header_values, request.session_id)
+        args = value if isinstance(value, list) else [value]
+        result = await request.settings.services.call(target, args, context)
+    except Exception as e:
+        return Answer(status_body(response, e, debug), response, shown_target)
+    return Answer(Body(response + "/onResult", "null", result), response, shown_target)
+
+
+def status_body(response: str, error: BaseException, debug: bool) -> Body:
+    """The NetConnection fault for `error`: a status object sent to `<response>/onStatus`."""
+    fault, trace = fault_of(error, debug)
+    details = fault.details
+    status = {
+        "level": "error",
+        "code": fault.code,
+        "description": fault.message,
+        "details": details if details is not None else (trace or ""),
+        "type": type(error).__name__ if debug else "",
+        "line": 0,
+    }
+    return Body(response + "/onStatus", "null", status)
+
+
+def _fault_body(a: Answer, fault: Fault, debug: bool) -> Body:
+    if a.message is not None:
+        return flex.error_body(a.response, a.message, a.client_id, fault, debug)
+    return status_body(a.response, fault, debug)
+
+
+def _encode(version: int, headers: list[Header], answers: list[Answer], settings: Settings) -> bytes:
+    default = settings.default
+    try:
+        return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+    except Exception:  # an EncodeError, or an error raised by `default` or __writeamf__
+        pass
+    # Some result cannot be written: find it and answer a fault for that body only.
+    for a in answers:
+        try:
+            packet.encode(Envelope(version, [], [a.body]), default=default)
+        except Exception as e:
+            text = error_text(e)
+            logger.error("cannot encode the result of %s: %s", a.target, text, exc_info=not isinstance(e, _amfkit.EncodeError))
+            fault = Fault(f"the result cannot be encoded: {text}", code="Server.Processing")
+            a.body = _fault_body(a, fault, settings.debug)
+            try:
+                packet.encode(Envelope(version, [], [a.body]), default=default)
+            except Exception:  # the fault's own details cannot be written: drop them
+                a.body = _fault_body(a, Fault(fault.message, code=fault.code), settings.debug)
+    return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
