@@ -613,6 +613,20 @@ def test_readme_examples_run(repo_root):
     assert result.failed == 0
 
 
+@pytest.mark.parametrize("name", ["cli.md", "data.md", "sol.md"])
+def test_docs_examples_run(repo_root, name):
+    """The `>>>` examples of the user documentation moved out of module docstrings are
+    executed, one page as one session (a later example uses an earlier one's names)."""
+    text = (repo_root / "docs" / name).read_text(encoding="utf-8")
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    assert blocks, f"docs/{name} has no pycon example"
+    test = doctest.DocTestParser().get_doctest("".join(blocks), {}, f"docs/{name}", f"docs/{name}", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted > 0
+
+
 def test_tree_module_docstring_example():
     import amfkit.cli.tree as tree
 

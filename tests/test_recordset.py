@@ -4,6 +4,7 @@ traits entry (AMF3), paging, and the same bytes from SQLite and from a real Post
 from __future__ import annotations
 
 import asyncio
+import doctest
 import sqlite3
 import struct
 
@@ -475,3 +476,10 @@ def test_the_postgresql_fixture_finds_a_server():
 
     bindir = pg.find_bindir()
     assert bindir is not None and (bindir / "initdb").is_file()
+
+
+def test_module_docstring_example():
+    import amfkit.data.recordset as recordset
+
+    result = doctest.testmod(recordset)
+    assert result.failed == 0 and result.attempted > 0

@@ -1,30 +1,11 @@
-"""What `amfkit serve` adds to uvicorn: limits on a request's head (request line and
-headers), which uvicorn's httptools protocol does not have.
+"""What `amfkit serve` adds to uvicorn: a deadline and a size limit on a request's head
+(request line and headers), which uvicorn's httptools protocol does not have.
 
-uvicorn with httptools keeps reading a request's headers for as long as a client sends
-them: no deadline (a connection that sends nothing, or a header byte every few seconds,
-is kept for ever) and no size limit (a header value is joined piece by piece, so one
-client sending an endless header costs the server memory without bound and CPU that
-grows with the square of its length). `HttpToolsProtocol` here is uvicorn's protocol
-with both bounds added, nothing else:
-
-- `header_timeout` seconds (default `DEFAULT_HEADER_TIMEOUT` = 10) from the connection
-  (or from the first byte of the next request on a kept-alive connection) to the end of
-  the headers: past it the connection is closed, with a 408 when the client had sent
-  part of a request;
-- `max_header_size` bytes (default `DEFAULT_MAX_HEADER_SIZE` = 64 KiB) of request line
-  and headers: past it the answer is 431 and the connection is closed. The bytes are
-  counted as they arrive, so the head held in memory stays under the limit plus one
-  socket read (at most 256 KiB); a head that arrives whole in one read is measured when
-  it is complete.
-
-Between requests uvicorn's own keep-alive timeout (`--timeout-keep-alive`) applies, and
-the request body has the gateway's `body_timeout`. `amfkit serve` uses this protocol
-(`uvicorn.Config(http="amfkit.serving:HttpToolsProtocol")`) when httptools is
-installed, and sets the two limits from its `--header-timeout` and `--max-header-size`
-options through the environment (`AMFKIT_HEADER_TIMEOUT`, `AMFKIT_MAX_HEADER_SIZE`)
-(uvicorn's h11 protocol has `h11_max_incomplete_event_size`, 16 KiB by default, but no
-header deadline either). docs/limits.md lists every limit.
+`HttpToolsProtocol` is uvicorn's httptools protocol with `header_timeout` (default
+`DEFAULT_HEADER_TIMEOUT`, 10 s) and `max_header_size` (`DEFAULT_MAX_HEADER_SIZE`, 64 KiB)
+added, nothing else; `amfkit serve` sets both through the environment variables
+`AMFKIT_HEADER_TIMEOUT` and `AMFKIT_MAX_HEADER_SIZE`. What happens past each, and every
+other limit: docs/limits.md ("The server").
 """
 
 from __future__ import annotations

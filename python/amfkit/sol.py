@@ -6,20 +6,7 @@
     >>> shared.name, shared.amf_version, dict(shared)
     ('game', 3, {'score': 42, 'name': 'Ada'})
 
-A .sol file is a header (magic `00 bf`, the length of the rest of the file, `TCSO`, six
-fixed bytes, the object's name, its AMF version 0 or 3) and then the members, each a
-name, a value and a 0x00 padding byte, until the end of the file. One reference context
-spans all the members: an object stored under two names is one object, in the file and
-after decoding.
-
-What `loads` accepts: the length field is not trusted (writers disagree on what it
-counts; the members run to the end of the input) and the six bytes after `TCSO` are not
-checked; the last member's padding byte may be missing. It raises `amfkit.DecodeError`
-(with `.offset` and `.path`, such as `$.score`) for a wrong magic or signature, an AMF
-version other than 0 and 3, a padding byte that is not 0x00, bytes after the last member
-that do not make a whole member (trailing garbage), a truncated file, and anything the
-AMF decoders refuse. A member name that repeats keeps its last value (it is a dict).
-`dumps` writes the real length, the fixed bytes and every padding byte.
+The file format, and what `loads` accepts and refuses: docs/sol.md.
 """
 
 from __future__ import annotations
@@ -83,7 +70,7 @@ def loads(
     max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
 ) -> SOL:
-    """Decode the bytes of a .sol file (see the module docstring for what is accepted).
+    """Decode the bytes of a .sol file (docs/sol.md tells what is accepted).
     The limits are those of `amfkit.amf0.decode`/`amfkit.amf3.decode` and apply to the
     whole file."""
     name, version, values = _amfkit.decode_sol(

@@ -1,22 +1,9 @@
 """Read AMF bytes whose framing is not known: one value or a stream, AMF0 or AMF3.
 
-AMF0 and AMF3 give the same marker bytes different meanings (0x01 is an AMF0 boolean but
-AMF3 null, 0x0A an AMF0 strict array but an AMF3 object), so the first byte cannot tell
-them apart. `decode_auto` instead tries the readings in a fixed order and keeps the first
-that uses every byte:
-
-    nothing forced        one AMF0 value, one AMF3 value, a stream of AMF0 values
-    version forced        one value of that version, a stream of that version
-    stream forced         a stream of AMF0 values, a stream of AMF3 values
-    both forced           that reading only
-
-AMF0 comes first because it is the outer format of remoting packets, RTMP commands and
-.sol files (AMF3 inside them follows an AVM+ switch, which the AMF0 reader handles). A
-stream of AMF3 values is only tried when asked for: almost any bytes read as a stream of
-AMF3's one-byte values, which would turn a clear error into nonsense.
-
-When no reading fits, `DetectError` carries every attempt's error; the one that got
-furthest into the input (the largest byte offset; AMF0 on a tie) is the likeliest story.
+AMF0 and AMF3 give the same marker bytes different meanings, so `decode_auto` tries the
+readings in a fixed order and keeps the first that uses every byte; when none fits,
+`DetectError` carries every attempt's error. The order, and why: docs/cli.md ("Which
+format decode reads").
 """
 
 from __future__ import annotations
@@ -100,7 +87,8 @@ def decode_auto(
     stream: bool | None = None,
     **options: Any,
 ) -> Decoded:
-    """Decode `data` as described in the module docstring; `options` go to the decoder.
+    """Decode `data` as docs/cli.md describes ("Which format decode reads"); `options`
+    go to the decoder.
 
     Raises `DetectError` (a `ValueError`) when no reading uses every byte."""
     from .. import DecodeError, amf0, amf3

@@ -1,27 +1,10 @@
 """JSON for AMF values: what `amfkit decode --json` prints and `amfkit encode` reads.
 
-Plain JSON types map to themselves. A value JSON has no type for is a JSON object with a
-reserved key, so that `decode --json` and then `encode` give back the same value:
-
-    bytes                    {"__bytes__": "<base64>"}
-    datetime (naive = UTC)   {"__date__": "2024-05-17T12:30:00Z"}
-    amfkit.Date              {"__date__": <milliseconds, or "NaN"/"Infinity"/"-Infinity">,
-                              "tz": <minutes, only when not 0>}
-    NaN, ±infinity           {"__float__": "NaN" | "Infinity" | "-Infinity"}
-    amfkit.XML               {"__xml__": "<text>"}
-    amfkit.XMLDocument       {"__xmldocument__": "<text>"}
-    typed object             {"__alias__": "com.example.Foo", <members>...}
-                             (+ "__sealed__": [names], "__dynamic__": false if so)
-    amfkit.Dictionary        {"__dictionary__": [[key, value], ...]} (+ "weak_keys": true)
-    a container seen before  {"__ref__": "$.path.of[0].its.first.occurrence"}
-
-Lossy on purpose: `Undefined` is `null`; Vectors are arrays and `MixedArray`s objects
-(their keys as strings), so they encode back as AMF Arrays and Objects. A byte array,
-date or XML value met twice is written out twice (not as a `__ref__`): the value is the
-same, but the re-encoded bytes hold two copies where the original held a reference.
-
-Both directions are iterative (no recursion), so any depth the codec allows converts.
-Paths use `.name` for identifier-like keys, `["key"]` for others and `[i]` for indexes.
+Plain JSON types map to themselves; a value JSON has no type for (bytes, dates, NaN, XML,
+typed objects, Dictionaries, a container seen before) is a JSON object with a reserved
+key such as `__bytes__` or `__ref__`, so that `decode --json` and then `encode` give back
+the same value. Both directions are iterative. The mapping, and what it loses on
+purpose: docs/cli.md ("JSON").
 """
 
 from __future__ import annotations
@@ -234,7 +217,7 @@ _TAG_KEYS = {
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON text into the value it describes (see the module docstring)."""
+    """Parse JSON text into the value it describes (docs/cli.md, "JSON")."""
     try:
         doc = json.loads(text)
     except RecursionError:

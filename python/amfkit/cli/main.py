@@ -1,18 +1,8 @@
-"""`amfkit`: the command line.
+"""`amfkit`: the command line. `amfkit --help` lists the commands; docs/cli.md has them all.
 
-    amfkit decode FILE [--amf0 | --amf3] [--all] [--json [--compact]] [--max-depth N]
-    amfkit encode FILE [--amf0 | --amf3] [--all] [--json] [-o OUT]
-    amfkit sol FILE [--json [--compact]] [--max-depth N]
-    amfkit call URL SERVICE.METHOD [ARGS ...] [--amf0|--amf3] [--flex] [--json]
-    amfkit bench [EXPERIMENT ...] [--quick] [--json PATH] [--report PATH]  (amfkit bench --list)
-    amfkit bench compare A.json B.json
-    amfkit serve MODULE:ATTR [--host H] [--port N] [--workers N] [--access-log] [LIMITS]
-    amfkit serve --demo [--port N] [--body-timeout S] [LIMITS]
-      LIMITS: [--limit-concurrency N] [--timeout-keep-alive S] [--backlog N]
-              [--header-timeout S] [--max-header-size BYTES]   (docs/limits.md)
-    amfkit --version
+    amfkit decode | encode | sol | call | bench | serve ...   (amfkit COMMAND --help)
 
-FILE may be `-` for standard input. Exit status: 0 on success, 1 when the input cannot be
+`main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
 read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
 amfkit itself is imported only by the commands that need it, so `--help` works even when
 the compiled extension is missing.

@@ -1,24 +1,12 @@
-"""Print a decoded AMF value as an indented tree that names the AMF type of every value.
+"""Print a decoded AMF value as an indented tree naming its AMF types (docs/cli.md).
 
     >>> from amfkit.cli.tree import render
-    >>> node = {"name": "loop", "n": 1}
+    >>> node = {"n": 1}
     >>> node["self"] = node
     >>> print(render(node))
-    object (3 members) #1
-      name: string 'loop'
+    object (2 members) #1
       n: integer 1
       self: <ref #1>
-
-A container (object, array, Vector, Dictionary, instance of a registered class) that is
-reached more than once is printed in full the first time, tagged `#n`, and as `<ref #n>`
-after that: shared references stay visible and cycles end. Rendering walks the graph with
-an explicit stack, so any depth the decoder allowed prints without hitting Python's
-recursion limit. Long strings and byte arrays are cut (`max_string`, `max_bytes`).
-
-The type names follow the AMF version given (`version=0` or `3`): an `int` is an AMF0
-`number` but an AMF3 `integer` (or `double` outside the 29-bit range), a `list` an AMF0
-`strict array` but an AMF3 `array`, and AMF3-only values inside AMF0 are marked `(AMF3)`,
-since AMF0 carries them through the AVM+ switch.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Data behind the services: SQL results as recordsets (SQLite, PostgreSQL, any DB-API).
 
-See `amfkit.data.recordset` for the shapes each client receives and for paging.
+docs/data.md tells the shape each client receives, and how AS2 clients page.
 """
 
 from __future__ import annotations

@@ -1,49 +1,12 @@
-"""SQL results as recordsets: one object, the right shape for each kind of client.
+"""SQL results as recordsets: one object, the right shape for each client (docs/data.md).
 
     >>> import sqlite3
     >>> from amfkit.data import RecordSet
     >>> db = sqlite3.connect(":memory:")
-    >>> cur = db.execute("SELECT 1 AS n, 'red' AS c UNION ALL SELECT 2, 'blue'")
-    >>> rs = RecordSet.from_cursor(cur)
+    >>> rs = RecordSet.from_cursor(db.execute("SELECT 1 AS n, 'red' AS c UNION ALL SELECT 2, 'blue'"))
     >>> rs.columns, rs.rows
     (('n', 'c'), [(1, 'red'), (2, 'blue')])
-
-A `RecordSet` holds the column names and the rows exactly as the DB-API cursor fetched
-them (tuples, no dict per row). It is encoded differently for each client, so a service
-returns one of its *views*, chosen by the protocol of the call:
-
-- `rs.amf0()`: the AS2 Flash Remoting `RecordSet`, a typed object (class `RecordSet`)
-  with one member `serverInfo` holding `totalCount`, `initialData` (the rows as arrays),
-  `cursor` (1-based index of the first row of `initialData`), `serviceName`,
-  `columnNames`, `version` (1) and `id`. AS2's `mx.remoting.RecordSet` reads it.
-- `rs.amf3()`: an `amfkit.Table` wrapped as Flex's `ArrayCollection`: the rows become
-  sealed objects (class `alias`, or anonymous) sharing one traits entry, so the column
-  names are written once and each value is written by its type.
-- `rs.records()`: a list of dicts, for JSON-RPC and XML-RPC.
-
-`rs.view(protocol)` picks one ("amf0", "amf3", "jsonrpc", "xmlrpc"); `rs.for_context(
-context)` does the same from a service call's `Context`:
-
-    def getTiles(self, set_id: int, context: Context):
-        cur = self.db.execute("SELECT ...", (set_id,))
-        return RecordSet.from_cursor(cur).for_context(context)
-
-(`Services` passes the call's context to a parameter annotated exactly `Context`; give
-it a non-None default, or make it keyword-only, to call the method from Python too.)
-
-A gateway may also encode a `RecordSet` returned as is: `encoder_default(protocol)` is a
-`default=` hook for `amfkit.amf0.encode`/`amf3.encode` that turns it into its view.
-
-Paging (AS2 "pageable" recordsets). Without `page_size`, `initialData` holds every row
-and `id` is null. With `page_size=N` and more than N rows, the AMF0
-view carries only the first N rows, the total count, an `id` and the `serviceName` of a
-paging service; the AS2 client then calls `<serviceName>.getRecords(id, cursor, count)`
-(cursor 1-based) and receives `{"Cursor": cursor, "Page": [rows...]}`, then
-`release(id)` when it has everything. `PageableResultService` is that service; register
-it under the `service_name` the recordsets name (default `"PageableResult"`). The rows
-wait in a `Pager` (in memory, per process, expiring after `ttl` seconds without use):
-behind several worker processes, the client must reach the same process (sticky
-sessions), or use the AMF3 view, which always carries every row.
+    >>> db.close()
 """
 
 from __future__ import annotations
@@ -179,7 +142,7 @@ class RecordSet:
 
     `rows` is a sequence of tuples (or lists), one value per column. `alias` is the
     class alias of the AMF3 row objects (None: anonymous objects). `service_name` and
-    `page_size` make the AMF0 view pageable (see the module documentation); `pager`
+    `page_size` make the AMF0 view pageable (docs/data.md, "Paging"); `pager`
     keeps the rows for the next pages (default `DEFAULT_PAGER`).
     """
 
@@ -259,7 +222,7 @@ class RecordSet:
     # --- views -----------------------------------------------------------------------
 
     def amf0(self) -> TypedObject:
-        """The AS2 Flash Remoting `RecordSet` typed object (see the module docs).
+        """The AS2 Flash Remoting `RecordSet` typed object (docs/data.md, "The views").
 
         A pageable recordset registers its rows with its pager the first time (the same
         id afterwards).
