@@ -1,4 +1,4 @@
-"""The `amfkit` command line: `decode`, `encode`, `bench` (see `amfkit --help`).
+"""The `amfkit` command line: decode, encode, sol, call, serve, bench (docs/cli.md).
 
 `amfkit.cli.main.main(argv)` runs it in-process and returns the exit status; the console
 script and `python -m amfkit` call it. `tree` prints values as indented trees, `jsonio`
