@@ -21,8 +21,6 @@ What Py3AMF does on the wire, and why these helpers look the way they do, is wri
 from __future__ import annotations
 
 import contextlib
-import datetime
-import math
 import warnings
 from typing import Any, Iterable, Iterator
 
@@ -42,6 +40,8 @@ with warnings.catch_warnings():
     pyamf.xml.is_xml(None)
 
 import amfkit
+from amfkit.benchlab.graphdiff import first_difference
+from amfkit.benchlab.peers import register_amfkit, register_py3amf
 
 __all__ = [
     "AMF0",
@@ -234,136 +234,19 @@ def from_py3amf(value: Any) -> Any:
 # Comparing graphs
 
 
-_MAPPINGS = (dict,)
-_SEQUENCES = (list, tuple)
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if v is amfkit.Undefined or v is pyamf.Undefined:
-        return "undefined"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, amfkit.XML):
-        return "xml"
-    if isinstance(v, amfkit.XMLDocument):
-        return "xmldocument"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (bytes, bytearray, memoryview, pyamf.amf3.ByteArray)):
-        return "bytes"
-    if isinstance(v, (datetime.datetime, datetime.date)):
-        return "date"
-    if isinstance(v, (amfkit.TypedObject, pyamf.TypedObject)):
-        return "typed"
-    if isinstance(v, (amfkit.MixedArray, pyamf.MixedArray)):
-        return "mixed"
-    if isinstance(v, amfkit.Dictionary):
-        return "dictionary"
-    if isinstance(v, (amfkit.ArrayCollection, pyamf.flex.ArrayCollection)):
-        return "arraycollection"
-    if isinstance(v, (amfkit.ObjectProxy, pyamf.flex.ObjectProxy)):
-        return "objectproxy"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, _SEQUENCES):
-        return "array"
-    return "instance:" + type(v).__qualname__
-
-
 def assert_same_graph(expected: Any, actual: Any) -> None:
     """Assert that two object graphs are equal *and shaped alike*.
 
     Values compare by AMF meaning (an ``int`` equals the same ``float``; NaN equals NaN;
-    a ``bytes`` equals a ``pyamf.amf3.ByteArray`` with the same content), containers member
-    by member, and sharing must match: a container that occurs twice (or inside itself) in
-    ``expected`` must be one object in ``actual`` too, and vice versa. The failure message
-    names the path, like ``$[1]['a']``.
+    ``bytes`` equals a ``bytearray`` with the same content; members in any order),
+    containers member by member, and sharing must match: a container that occurs twice
+    (or inside itself) in ``expected`` must be one object in ``actual`` too, and vice
+    versa. The failure message names the path, like ``$[1].a``. (``from_py3amf`` first
+    for a graph Py3AMF decoded: this is ``amfkit.benchlab.graphdiff``'s comparison by
+    meaning, ``exact=False``.)
     """
-    ab: dict[int, int] = {}
-    ba: dict[int, int] = {}
-    keep: list[Any] = []  # keep compared containers alive so that their ids stay unique
-
-    def fail(path: str, why: str) -> None:
-        raise AssertionError(f"{path}: {why}")
-
-    def walk(a: Any, b: Any, path: str) -> None:
-        ka, kb = _kind(a), _kind(b)
-        if ka != kb:
-            fail(path, f"expected {ka} {a!r:.80}, got {kb} {b!r:.80}")
-        if ka in ("null", "undefined"):
-            return
-        if ka == "number":
-            if not (a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))):
-                fail(path, f"expected {a!r}, got {b!r}")
-            return
-        if ka in ("bool", "string", "xml", "xmldocument"):
-            if a != b:
-                fail(path, f"expected {a!r:.80}, got {b!r:.80}")
-            return
-        if ka == "bytes":
-            ga = a.getvalue() if isinstance(a, pyamf.amf3.ByteArray) else bytes(a)
-            gb = b.getvalue() if isinstance(b, pyamf.amf3.ByteArray) else bytes(b)
-            if ga != gb:
-                fail(path, f"expected {ga!r:.80}, got {gb!r:.80}")
-            return
-        if ka == "date":
-            if a != b or type(a) is not type(b):
-                fail(path, f"expected {a!r}, got {b!r}")
-            return
-        # containers and instances: check sharing first
-        if id(a) in ab or id(b) in ba:
-            if ab.get(id(a)) != id(b) or ba.get(id(b)) != id(a):
-                fail(path, "shared references differ (an object is shared on one side only)")
-            return
-        ab[id(a)] = id(b)
-        ba[id(b)] = id(a)
-        keep.extend((a, b))
-        if ka == "objectproxy":
-            a = a._amf_object if isinstance(a, pyamf.flex.ObjectProxy) else a
-            b = b._amf_object if isinstance(b, pyamf.flex.ObjectProxy) else b
-            ka = "object"
-        if ka in ("array", "arraycollection"):
-            if len(a) != len(b):
-                fail(path, f"expected {len(a)} items, got {len(b)}")
-            for i, (x, y) in enumerate(zip(a, b)):
-                walk(x, y, f"{path}[{i}]")
-            return
-        if ka in ("object", "mixed", "typed", "dictionary"):
-            if ka == "typed":
-                aa = a.alias.decode() if isinstance(a.alias, bytes) else a.alias
-                bb = b.alias.decode() if isinstance(b.alias, bytes) else b.alias
-                if aa != bb:
-                    fail(path, f"expected alias {aa!r}, got {bb!r}")
-            if ka == "dictionary" and a.weak_keys != b.weak_keys:
-                fail(path, f"expected weak_keys={a.weak_keys}, got {b.weak_keys}")
-            if set(a) != set(b):
-                fail(path, f"expected keys {sorted(map(repr, a))}, got {sorted(map(repr, b))}")
-            for k in a:
-                walk(a[k], b[k], f"{path}[{k!r}]")
-            return
-        # an instance of a registered class: same class, same attributes
-        if type(a) is not type(b):
-            fail(path, f"expected {type(a).__qualname__}, got {type(b).__qualname__}")
-        va, vb = _attrs(a), _attrs(b)
-        if set(va) != set(vb):
-            fail(path, f"expected attributes {sorted(va)}, got {sorted(vb)}")
-        for k in va:
-            walk(va[k], vb[k], f"{path}.{k}")
-
-    walk(expected, actual, "$")
-
-
-def _attrs(obj: Any) -> dict[str, Any]:
-    out = dict(getattr(obj, "__dict__", {}))
-    for klass in type(obj).__mro__:
-        for name in klass.__dict__.get("__slots__", ()):
-            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                out[name] = getattr(obj, name)
-    return out
+    problem = first_difference(expected, actual, exact=False)
+    assert problem is None, problem
 
 
 # ---------------------------------------------------------------------------------------
@@ -380,23 +263,14 @@ def registered(
 ) -> Iterator[type]:
     """Register ``cls`` under ``alias`` with amfkit and with Py3AMF for a ``with`` block.
 
-    ``static`` and ``dynamic`` are given to both. Py3AMF reads these options from a
-    ``class __amf__`` on the class; here they are set on the (lazily compiled) alias object
-    its ``register_class`` returns, so the test classes stay plain. Py3AMF writes static
-    members in sorted order whatever order is given (docs/py3amf.md).
+    ``static`` and ``dynamic`` are given to both (``amfkit.benchlab.peers``, which the
+    benchmarks use too). Py3AMF reads these options from a ``class __amf__`` on the class;
+    here they are set on the (lazily compiled) alias object its ``register_class``
+    returns, so the test classes stay plain. Py3AMF writes static members in sorted order
+    whatever order is given (docs/py3amf.md).
     """
     static_names = tuple(static) if static is not None else None
-    amfkit.register_class(cls, alias, static=static_names, dynamic=dynamic)
-    try:
-        py_alias = pyamf.register_class(cls, alias)
-        if static_names is not None:
-            py_alias.static_attrs = list(static_names)
-        if not dynamic:
-            py_alias.dynamic = False
-        try:
-            yield cls
-        finally:
-            with contextlib.suppress(Exception):
-                pyamf.unregister_class(cls)
-    finally:
-        amfkit.unregister_class(cls)
+    with contextlib.ExitStack() as stack:
+        register_amfkit(stack, cls, alias, static=static_names, dynamic=dynamic)
+        register_py3amf(stack, pyamf, cls, alias, static=static_names, dynamic=dynamic)
+        yield cls

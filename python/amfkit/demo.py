@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 import amfkit
 from amfkit import TypedObject, Undefined
+from amfkit.benchlab.graphdiff import first_difference
 from amfkit.cli.detect import Decoded, DetectError, decode_auto
 from amfkit.cli.tree import render, summary
 
@@ -49,48 +49,10 @@ def sample_graph() -> dict[str, Any]:
 
 
 def same_graph(a: Any, b: Any) -> bool:
-    """Whether two object graphs are equal *and* share in the same places.
-
-    Containers are paired one to one as the walk meets them: a container of `a` reached
-    twice must meet the same container of `b` both times (cycles end there). Numbers
-    compare by value (AMF0 has only doubles), NaN equals NaN."""
-    pairs: dict[int, int] = {}
-    taken: set[int] = set()
-    stack = [(a, b)]
-    while stack:
-        x, y = stack.pop()
-        if isinstance(x, (dict, list, tuple)):
-            if not isinstance(y, (dict, list)) or isinstance(x, dict) != isinstance(y, dict):
-                return False
-            if id(x) in pairs:
-                if pairs[id(x)] != id(y):
-                    return False
-                continue
-            if id(y) in taken:
-                return False
-            pairs[id(x)] = id(y)
-            taken.add(id(y))
-            if isinstance(x, TypedObject) and (
-                not isinstance(y, TypedObject) or x.alias != y.alias
-            ):
-                return False
-            if isinstance(x, dict):
-                if set(x) != set(y):
-                    return False
-                stack.extend((x[k], y[k]) for k in x)
-            else:
-                if len(x) != len(y):
-                    return False
-                stack.extend(zip(x, y))
-        elif isinstance(x, float) and isinstance(y, float) and math.isnan(x):
-            if not math.isnan(y):
-                return False
-        elif isinstance(x, bool) or isinstance(y, bool):
-            if x is not y:
-                return False
-        elif x != y:
-            return False
-    return True
+    """Whether two object graphs are equal by AMF meaning *and* share in the same places:
+    the comparison the benchmark lab and the tests use (`first_difference`, which also
+    says where two graphs differ), as a yes or no."""
+    return first_difference(a, b, exact=False) is None
 
 
 def round_trip(out=sys.stdout) -> bool:
@@ -101,9 +63,10 @@ def round_trip(out=sys.stdout) -> bool:
     for name, module in (("AMF0", amfkit.amf0), ("AMF3", amfkit.amf3)):
         data = module.encode(graph)
         back = module.decode(data)
-        same = same_graph(graph, back)
-        ok = ok and same
-        print(f"  {name}: {len(data):4d} bytes, round trip equal: {'yes' if same else 'NO'}", file=out)
+        problem = first_difference(graph, back, exact=False)  # AMF0 numbers are doubles
+        ok = ok and problem is None
+        verdict = "yes" if problem is None else f"NO ({problem})"
+        print(f"  {name}: {len(data):4d} bytes, round trip equal: {verdict}", file=out)
         if module is amfkit.amf3:
             decoded3 = back
     print("decoded from AMF3:", file=out)

@@ -11,6 +11,7 @@ import pytest
 import amfkit
 from amfkit import benchlab
 from amfkit.benchlab import codec, graphs, timing
+from amfkit.benchlab.graphdiff import first_difference
 
 
 def _installed(module: str) -> bool:
@@ -102,7 +103,7 @@ def test_json_twin_has_the_same_data_without_classes_or_sharing():
     for name in graphs.GRAPH_NAMES:
         amf_graph, plain = graphs.build(name, 20)
         assert len(amf_graph) == len(plain) == 20
-        assert graphs.same_graph(plain, json.loads(json.dumps(plain)), refs=False) is None
+        assert first_difference(plain, json.loads(json.dumps(plain)), refs=False, exact=False) is None
         seen: set[int] = set()
 
         def walk(value):
@@ -129,28 +130,33 @@ def test_static_and_reference_graphs():
     assert len({id(item) for item in plain}) == 1000
 
 
-def test_same_graph_understands_typed_objects_and_references():
+def test_the_codec_check_understands_typed_objects_and_references():
+    """The codec experiment's check: `first_difference` by AMF meaning (`exact=False`)."""
+
+    def same_graph(expected, actual, refs=True):
+        return first_difference(expected, actual, refs=refs, exact=False)
+
     nodes, _ = graphs.build_complex(2)
-    assert graphs.same_graph(nodes, nodes) is None
+    assert same_graph(nodes, nodes) is None
 
     copy = [graphs.Node(**{k: v for k, v in vars(n).items()}) for n in nodes]
-    assert graphs.same_graph(nodes, copy) is None  # same children, shared the same way
+    assert same_graph(nodes, copy) is None  # same children, shared the same way
 
     split = [graphs.Node(**vars(n)) for n in nodes]
     split[1].again = graphs.Node(number=1)
-    assert "shared reference" in graphs.same_graph(nodes, split)
-    assert graphs.same_graph(nodes, split, refs=False) is None
+    assert "shared reference" in same_graph(nodes, split)
+    assert same_graph(nodes, split, refs=False) is None
 
     merged = [graphs.Node(**vars(n)) for n in nodes]
     merged[1].child = merged[1].again = nodes[0].child
-    assert graphs.same_graph(nodes, merged) is not None
+    assert same_graph(nodes, merged) is not None
 
     as_dicts = [dict(vars(n)) for n in nodes]
-    assert "expected a Node instance" in graphs.same_graph(nodes, as_dicts)
+    assert "expected a Node instance" in same_graph(nodes, as_dicts)
 
-    assert graphs.same_graph([1, 2.5], [1.0, 2.5]) is None  # AMF0 numbers are doubles
-    assert graphs.same_graph([True], [1]) is not None
-    assert graphs.same_graph({"a": "x"}, {"a": "y"}) == "$.a: expected 'x', got 'y'"
+    assert same_graph([1, 2.5], [1.0, 2.5]) is None  # AMF0 numbers are doubles
+    assert same_graph([True], [1]) is not None
+    assert same_graph({"a": "x"}, {"a": "y"}) == "$.a: expected 'x', got 'y'"
 
 
 # --------------------------------------------------------------------------- method and registry

@@ -1,4 +1,4 @@
-"""The instruments benchmark (seed 003) runs once, quick, as a correctness test: every
+"""The instruments benchmark (the Protocol Buffers article) runs once, quick, as a correctness test: every
 peer's round trip is right, the sizes are sane, and the report's sections build. Its
 timings are not judged."""
 
@@ -13,10 +13,11 @@ import pytest
 import amfkit
 from amfkit import demo_services
 from amfkit.benchlab import instruments, model
+from amfkit.benchlab.graphdiff import first_difference
 
 needs_protobuf = pytest.mark.skipif(
     importlib.util.find_spec("google.protobuf") is None or importlib.util.find_spec("grpc_tools") is None,
-    reason="protobuf and grpcio-tools are the seed 003 peer",
+    reason="protobuf and grpcio-tools are the Protocol Buffers article's peer",
 )
 
 
@@ -158,16 +159,22 @@ def test_the_proto_matches_the_demo_classes():
     assert [f.name for f in pb.ValueDate.DESCRIPTOR.fields] == list(demo_services.ValueDate.__slots__)
 
 
-def test_same_price_compares_every_field():
+def test_the_check_compares_every_field():
+    """The instruments experiment's check: `first_difference` by value and type (exact),
+    without references."""
+
+    def same_price(expected, got):
+        return first_difference(expected, got, refs=False)
+
     a = demo_services.instrument_price("medium", 3)
     b = demo_services.instrument_price("medium", 3)
-    assert instruments.same_price(a, b) is None
+    assert same_price(a, b) is None
     b.date4 = demo_services.ValueDate(2010, 4, 2)
-    assert "date4.day" in instruments.same_price(a, b)
+    assert "date4.day" in same_price(a, b)
     b = demo_services.instrument_price("medium", 3)
     b.numeric2 = float(b.numeric2)
-    assert "numeric2" in instruments.same_price(a, b)
-    assert "expected a InstrumentPriceMedium" in instruments.same_price(a, {"numeric1": 1})
+    assert "numeric2" in same_price(a, b)
+    assert "expected a InstrumentPriceMedium" in same_price(a, {"numeric1": 1})
 
 
 def test_options():

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 import pytest
 
 from amfkit import benchlab
-from amfkit.benchlab import codec, gateway, report, runner
+from amfkit.benchlab import codec, gateway, report, runner, text
 from amfkit.benchlab.model import Bar, Chart, Section, Table
 
 HOSTILE = '<script>alert("x")</script> & $x$ \'q\''
@@ -160,8 +160,8 @@ def test_chart_svg_keeps_dollars_literal_and_prefixes_ids():
     assert "<?xml" not in svg and "<metadata" not in svg and "http" not in svg
     assert "a $x$" in svg  # drawn as written, not as math
     assert "&lt;b&gt;" in svg
-    assert "seed figure (seed)" in svg
-    assert "seed article" in svg  # the legend names the hatched bars
+    assert "seed figure (article)" in svg
+    assert "the article (its own machine)" in svg  # the legend names the hatched bars
     ids = re.findall(r'\bid="([^"]+)"', svg)
     assert ids and all(i.startswith("t1-") for i in ids)
     # the same chart gives the same SVG (stable ids): a report can be diffed
@@ -200,14 +200,14 @@ def test_tables_render_numbers_and_escape_cells():
 
 
 def test_fmt_number():
-    assert report.fmt_number(1234567) == "1,234,567"
-    assert report.fmt_number(1234.5) == "1,234"
-    assert report.fmt_number(12.345) == "12.3"
-    assert report.fmt_number(1.2345) == "1.23"
-    assert report.fmt_number(0.12345) == "0.123"
-    assert report.fmt_number(0.012345) == "0.0123"
-    assert report.fmt_number(None) == "-"
-    assert report.fmt_number("text") == "text"
+    assert text.fmt_number(1234567) == "1,234,567"
+    assert text.fmt_number(1234.5) == "1,234"
+    assert text.fmt_number(12.345) == "12.3"
+    assert text.fmt_number(1.2345) == "1.23"
+    assert text.fmt_number(0.12345) == "0.123"
+    assert text.fmt_number(0.012345) == "0.0123"
+    assert text.fmt_number(None) == "-"
+    assert text.fmt_number("text") == "text"
 
 
 # --------------------------------------------------------------------------- sections

@@ -1,6 +1,6 @@
 """`amfkit bench` running several experiments: one real --quick run of codec and gateway into
-a results JSON and an HTML report (the README section is generated from it too), then the
-command line's edges with stand-in experiments."""
+a results JSON and an HTML report (docs/benchmarks.md's Results section is generated from
+it too), then the command line's edges with stand-in experiments."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import types
 import pytest
 
 from amfkit import benchlab
-from amfkit.benchlab import codec, gateway, readme, runner
+from amfkit.benchlab import codec, gateway, markdown, runner
 from amfkit.cli.main import main as cli_main
 
 
@@ -65,7 +65,7 @@ def test_quick_run_writes_the_html_report(quick_run):
         assert f">{section.title}</h3>" in page
     assert "complex graph, 200 items" in page and "Requests per second" in page
     assert not re.search(r"https?://", page)
-    assert "seed article" in page.lower()
+    assert "the article's own figures" in page.lower()
 
 
 def test_quick_run_prints_the_reports_and_a_summary(quick_run):
@@ -79,14 +79,14 @@ def test_quick_run_prints_the_reports_and_a_summary(quick_run):
     assert f"results: {quick_run['json']}" in out and f"report: {quick_run['html']}" in out
 
 
-# --------------------------------------------------------------------------- README section
+# --------------------------------------------------------------------------- docs/benchmarks.md's Results
 
 
-README = """# amfkit
+PAGE = """# Benchmarks
 
 intro
 
-## Performance
+## Results
 
 Old hand-written figures.
 
@@ -102,12 +102,12 @@ make test
 """
 
 
-def test_readme_section_from_the_quick_run(quick_run, tmp_path, capsys):
+def test_results_section_from_the_quick_run(quick_run, tmp_path, capsys):
     results = runner.load_results(str(quick_run["json"]))
-    block = readme.render(results, source="out/results.json")
-    assert block.startswith(readme.START) and block.endswith(readme.END)
+    block = markdown.render(results, source="out/results.json")
+    assert block.startswith(markdown.START) and block.endswith(markdown.END)
     assert results["command"] in block  # the command that reproduces it
-    assert "python -m amfkit.benchlab.readme out/results.json --write" in block
+    assert "python -m amfkit.benchlab.markdown out/results.json --write" in block
     assert "From a `--quick` run" in block
     assert "### codec: " in block and "### gateway: " in block
     assert "| peer | n | encode ms |" in block and "| case | server | req/s |" in block
@@ -116,28 +116,48 @@ def test_readme_section_from_the_quick_run(quick_run, tmp_path, capsys):
     assert "- echo AMF3: amfkit >= 10x Py3AMF requests/s" in block
     assert results["machine"]["cpu"] in block
 
-    path = tmp_path / "README.md"
-    path.write_text(README, encoding="utf-8")
-    assert readme.main([str(quick_run["json"]), "--write", str(path)]) == 0
-    assert "Performance section replaced" in capsys.readouterr().out
+    path = tmp_path / "benchmarks.md"
+    path.write_text(PAGE, encoding="utf-8")
+    assert markdown.main([str(quick_run["json"]), "--write", str(path)]) == 0
+    assert "Results section replaced" in capsys.readouterr().out
     text = path.read_text(encoding="utf-8")
     assert "Old hand-written figures" not in text and "More old text" not in text
-    assert text.count("## Performance") == 1 and text.count(readme.START) == 1
-    assert text.startswith("# amfkit\n\nintro\n\n## Performance\n\n" + readme.START)
-    assert text.endswith(readme.END + "\n\n## Testing\n\nmake test\n")
+    assert text.count("## Results") == 1 and text.count(markdown.START) == 1
+    assert text.startswith("# Benchmarks\n\nintro\n\n## Results\n\n" + markdown.START)
+    assert text.endswith(markdown.END + "\n\n## Testing\n\nmake test\n")
 
     # with the markers in place, only the text between them is replaced
-    again = readme.replace_section(text.replace("## Testing", "## Testing (edited)"), "<!-- performance:start -->new<!-- performance:end -->")
-    assert "## Performance\n\n<!-- performance:start -->new<!-- performance:end -->\n\n## Testing (edited)" in again
+    again = markdown.replace_section(text.replace("## Testing", "## Testing (edited)"), "<!-- results:start -->new<!-- results:end -->")
+    assert "## Results\n\n<!-- results:start -->new<!-- results:end -->\n\n## Testing (edited)" in again
 
-    assert readme.main([str(quick_run["json"])]) == 0
+    assert markdown.main([str(quick_run["json"])]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("## Performance\n\n" + readme.START)
+    assert printed.startswith("## Results\n\n" + markdown.START)
 
 
-def test_readme_section_is_appended_when_there_is_none():
-    assert readme.replace_section("# x\n", "BLOCK") == "# x\n\n## Performance\n\nBLOCK\n"
-    assert readme.replace_section("# x\n\n## Performance\n\nold\n", "BLOCK") == "# x\n\n## Performance\n\nBLOCK\n"
+def test_results_section_is_appended_when_there_is_none():
+    assert markdown.replace_section("# x\n", "BLOCK") == "# x\n\n## Results\n\nBLOCK\n"
+    assert markdown.replace_section("# x\n\n## Results\n\nold\n", "BLOCK") == "# x\n\n## Results\n\nBLOCK\n"
+
+
+def test_the_results_say_how_much_their_timings_varied():
+    """No fixed claim about noise: the closing line is computed from the run's cores, load
+    and the spread of its repeated timings."""
+
+    def timed(median, low, high, repeat=5):
+        return {"wall_ms": {"median": median, "min": low, "max": high}, "repeat": repeat}
+
+    results = {
+        "machine": {"cpu_count": 8, "load_average": [0.25, 0.5, 0.5]},
+        "experiments": {"x": {"results": [{"a": timed(10.0, 9.0, 11.0)}, {"a": timed(10.0, 9.5, 10.5), "b": timed(1.0, 1.0, 1.0, 1)}]}},
+    }
+    line = markdown._variation(results)
+    assert line.startswith("Measured on 8 cores with a load average of 0.25 at the start.")
+    assert "by 15% of its median in the typical case and by up to 20% for nine figures in ten (2 repeated figures)" in line
+
+    results["machine"] = {"cpu_count": 2}
+    results["experiments"]["x"]["results"] = [{"a": timed(1.0, 1.0, 1.0, 1)}]
+    assert markdown._variation(results).startswith("Measured on 2 cores; no timing was repeated")
 
 
 # --------------------------------------------------------------------------- the command line

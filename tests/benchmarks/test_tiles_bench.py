@@ -1,6 +1,6 @@
-"""The tiles benchmark (seed 000), run once in --quick mode as a correctness test: every
-shape in AMF0 and AMF3 passes its checks, the report has every part, and its sections
-build with charts."""
+"""The tiles benchmark (the Amfphp tiles article), run once in --quick mode as a
+correctness test: every shape in AMF0 and AMF3 passes its checks, the report has every
+part, and its sections build with charts."""
 
 from __future__ import annotations
 

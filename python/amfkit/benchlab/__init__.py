@@ -4,23 +4,33 @@
     amfkit bench codec --quick
     python -m amfkit.benchlab.codec --size 50000 --graphs complex
 
+The experiments reproduce published articles about AMF's speed and size;
+docs/benchmarks.md names them (title, year, what they measured), and the code and the
+reports call them by the short names defined there ("the PyAMF speed article").
+
 An experiment is one module in this package with the same small shape:
 
-- `NAME` and `SUMMARY` (one line for `--list`);
+- `NAME`, `ARTICLE` (the article it reproduces, when it does) and `SUMMARY` (one line
+  for `--list`);
 - `Options`, a dataclass of what to run, and `parse_options(argv) -> Options`;
 - `run(options) -> dict`: set up the variants, check each one's output for correctness,
   then time it (`benchlab.timing`), and return a JSON-ready report whose `"ok"` says
   whether every check passed and whose `"results"` holds one row per measured case;
 - `format_report(report) -> str`: the plain-text table;
-- `sections(report) -> list[model.Section]`: tables, charts, the seed article's own
-  figures and findings computed from the run, for the HTML report and the README;
+- `sections(report) -> list[model.Section]`: tables, charts, the article's own figures
+  and findings computed from the run, for the HTML report and docs/benchmarks.md;
 - `main(argv) -> int`: the command line (0 when every check passed);
 - optionally `COMPARE_KEYS` (the fields that identify a row for `compare`) and an
   `Options.progress(message, done=None, total=None)` callback for progress bars.
 
-`runner` runs several experiments (`amfkit bench`), `report` renders one self-contained
-HTML file, `compare` prints what got faster or slower between two results files, and
-`readme` writes the README's Performance section from a results file.
+What the experiments share, written once: `timing` (how to measure, the machine facts),
+`peers` (the peer libraries' versions, Py3AMF, class registration for a run),
+`graphdiff` (the one graph comparison, also used by the demo and the tests), `text`
+(figures, cells and tables as text) and `model` (the report's sections, ratios, JSON,
+the command line). `runner` runs several experiments (`amfkit bench`), `report` renders
+one self-contained HTML file, `compare` prints what got faster or slower between two
+results files, and `markdown` writes docs/benchmarks.md's Results section from a
+results file.
 
 Adding an experiment is that module plus one line in `EXPERIMENTS` below. The registry
 maps names to module paths, imported on first use, so `--list` (and importing amfkit)

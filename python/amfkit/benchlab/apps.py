@@ -12,7 +12,6 @@ Both read `AMFKIT_BENCH_DB` for the demo database path, as the demo gateway does
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
 from ..remoting.http import serve_lifespan
@@ -63,12 +62,10 @@ async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 def _py3amf_app() -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pyamf  # type: ignore[import-untyped]  # noqa: F401
-        from pyamf.remoting.gateway.wsgi import WSGIGateway  # type: ignore[import-untyped]
-
     from ..demo_services import EchoService, TileService
+    from .peers import import_py3amf
+
+    WSGIGateway = import_py3amf("remoting.gateway.wsgi").remoting.gateway.wsgi.WSGIGateway
 
     db = os.environ.get("AMFKIT_BENCH_DB") or None
     return WSGIGateway({"EchoService": EchoService(), "TileService": TileService(db)}, debug=False)

@@ -1,4 +1,5 @@
-"""The `codec` experiment: AMFBench graphs through amfkit and its peers, in one run.
+"""The `codec` experiment: the PyAMF speed article's AMFBench graphs through amfkit and
+its peers, in one run (docs/benchmarks.md names the articles the lab reproduces).
 
     amfkit bench codec                       # 10,000 items, every graph, 5 repetitions
     python -m amfkit.benchlab.codec --quick  # 1,000 items, 1 repetition (seconds)
@@ -8,10 +9,10 @@ What it does, per graph (`graphs.py`: simple, complex, static, reference) and pe
 
 1. **Setup**: the benchmark classes are registered with each AMF library (and
    unregistered afterwards, so the process's registries are left as they were).
-2. **Check**: encode once, decode once, compare with the input (`graphs.same_graph`):
-   AMF codecs and pickle must give back the typed objects and the shared references;
-   orjson and msgpack, which get the plain-dict twin of the graph, must give back equal
-   data. The check doubles as the warm-up of the slow pure-Python peers.
+2. **Check**: encode once, decode once, compare with the input (`graphdiff`, by AMF
+   meaning): AMF codecs and pickle must give back the typed objects and the shared
+   references; orjson and msgpack, which get the plain-dict twin of the graph, must give
+   back equal data. The check doubles as the warm-up of the slow pure-Python peers.
 3. **Time**: `timing.measure` for encode and for decode (warm-up, repetitions, median
    with min-max, wall and CPU time, GC collected before and disabled during each call).
 4. **Size**: the encoded length, and its length gzipped at level 6.
@@ -33,22 +34,24 @@ import argparse
 import contextlib
 import gc
 import gzip
-import importlib
 import pickle
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from . import graphs
-from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_factor, fmt_figure, options_dict
+from . import graphs, peers
+from .graphdiff import first_difference
+from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
+from .text import fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell, waited
 from .timing import machine_facts, measure
 
 __all__ = ["NAME", "SUMMARY", "Options", "Variant", "format_report", "main", "parse_options", "run", "sections"]
 
 NAME = "codec"
-SUMMARY = "AMFBench graphs (seed 004): encode/decode time and size, amfkit vs Py3AMF, pickle, orjson, msgpack"
+#: The article this experiment reproduces (docs/benchmarks.md).
+ARTICLE = "the PyAMF speed article"
+SUMMARY = f"AMFBench graphs ({ARTICLE}): encode/decode time and size, amfkit vs Py3AMF, pickle, orjson, msgpack"
 
 BASELINE = "amfkit AMF3"
 QUICK_SIZE = 1_000
@@ -103,10 +106,9 @@ class Variant:
 def _amfkit_variants(stack: contextlib.ExitStack, versions: dict[str, str | None]) -> list[Variant]:
     import amfkit
 
-    versions["amfkit"] = getattr(amfkit, "__version__", None)
+    versions["amfkit"] = peers.package_version("amfkit")
     for cls, spec in graphs.CLASSES.items():
-        amfkit.register_class(cls, spec.alias, static=spec.static or None, dynamic=spec.dynamic)
-        stack.callback(amfkit.unregister_class, cls)
+        peers.register_amfkit(stack, cls, spec.alias, static=spec.static or None, dynamic=spec.dynamic)
     variants = []
     for fmt, module in (("AMF3", amfkit.amf3), ("AMF0", amfkit.amf0)):
         encoder, decoder = module.Encoder(), module.Decoder()
@@ -117,44 +119,20 @@ def _amfkit_variants(stack: contextlib.ExitStack, versions: dict[str, str | None
 
 
 def _py3amf_variants(stack: contextlib.ExitStack, versions: dict[str, str | None], skipped: list[dict[str, str]]) -> list[Variant]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pyamf  # type: ignore[import-untyped]
-
-    versions["py3amf"] = str(getattr(pyamf, "__version__", "unknown"))
+    pyamf = peers.import_py3amf()
+    versions["py3amf"] = peers.package_version("py3amf")
     for cls, spec in graphs.CLASSES.items():
-        if spec.static:
-            # Py3AMF reads sealed members from the class's `__amf__` attribute; it is set
-            # only for the run and removed with the registration.
-            cls.__amf__ = {"static": spec.static, "dynamic": spec.dynamic}  # type: ignore[attr-defined]
-            stack.callback(delattr, cls, "__amf__")
-        pyamf.register_class(cls, spec.alias)
-        stack.callback(pyamf.unregister_class, spec.alias)
-
-    def pair(fmt: str, encoding: int, use_ext: bool) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
-        def encode(obj: Any) -> bytes:
-            return pyamf.encode(obj, encoding=encoding, use_ext=use_ext).getvalue()
-
-        def decode(data: bytes) -> Any:
-            return pyamf.decode(data, encoding=encoding, use_ext=use_ext).readElement()
-
-        return encode, decode
-
+        peers.register_py3amf(stack, pyamf, cls, spec.alias, static=spec.static or None, dynamic=spec.dynamic)
     variants = []
-    for fmt, encoding in (("AMF3", pyamf.AMF3), ("AMF0", pyamf.AMF0)):
-        enc, dec = pair(fmt, encoding, False)
+    for fmt, version in (("AMF3", 3), ("AMF0", 0)):
+        enc, dec = peers.py3amf_codec(pyamf, version, use_ext=False)
         variants.append(Variant(f"py3amf {fmt}", "py3amf (pure)", fmt, "amf", enc, dec, slow=True, noisy=True))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            importlib.import_module("cpyamf.amf3")
-            importlib.import_module("cpyamf.amf0")
-    except ImportError:
+    if not peers.py3amf_ext_built():
         skipped.append({"peer": "py3amf ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
-    else:
-        for fmt, encoding in (("AMF3", pyamf.AMF3), ("AMF0", pyamf.AMF0)):
-            enc, dec = pair(fmt, encoding, True)
-            variants.append(Variant(f"py3amf-ext {fmt}", "py3amf (Cython)", fmt, "amf", enc, dec, noisy=True))
+        return variants
+    for fmt, version in (("AMF3", 3), ("AMF0", 0)):
+        enc, dec = peers.py3amf_codec(pyamf, version, use_ext=True)
+        variants.append(Variant(f"py3amf-ext {fmt}", "py3amf (Cython)", fmt, "amf", enc, dec, noisy=True))
     return variants
 
 
@@ -175,14 +153,14 @@ def _pickle_variants(versions: dict[str, str | None]) -> list[Variant]:
 def _orjson_variants(versions: dict[str, str | None]) -> list[Variant]:
     import orjson
 
-    versions["orjson"] = getattr(orjson, "__version__", None)
+    versions["orjson"] = peers.package_version("orjson")
     return [Variant("orjson", "orjson", "JSON", "json", orjson.dumps, orjson.loads)]
 
 
 def _msgpack_variants(versions: dict[str, str | None]) -> list[Variant]:
     import msgpack  # type: ignore[import-untyped]
 
-    versions["msgpack"] = ".".join(map(str, getattr(msgpack, "version", ()))) or None
+    versions["msgpack"] = peers.package_version("msgpack")
     return [Variant("msgpack", "msgpack", "MessagePack", "json", msgpack.packb, msgpack.unpackb)]
 
 
@@ -214,23 +192,15 @@ def _variants(options: Options, versions: dict[str, str | None], skipped: list[d
 
 def _check(variant: Variant, graph: Any) -> tuple[bytes | None, dict[str, Any]]:
     """Round-trip `graph` once through `variant`; return the bytes and the check record."""
-    quiet = warnings.catch_warnings() if variant.noisy else contextlib.nullcontext()
-    with quiet:
-        if variant.noisy:
-            warnings.simplefilter("ignore")
-        try:
-            data = variant.encode(graph)
-        except Exception as exc:  # a peer failing is a result, not a crash of the benchmark
-            return None, {"ok": False, "detail": f"encode raised {type(exc).__name__}: {exc}"}
-        try:
-            decoded = variant.decode(data)
-        except Exception as exc:
-            return data, {"ok": False, "detail": f"decode raised {type(exc).__name__}: {exc}"}
-    problem = graphs.same_graph(graph, decoded, refs=variant.keeps_references)
+    with peers.quietly(variant.noisy):
+        data, decoded, failure = round_trip(variant.encode, variant.decode, graph)
+    if failure:
+        return data, {"ok": False, "detail": failure}
+    problem = first_difference(graph, decoded, refs=variant.keeps_references, exact=False)
     if problem is not None and variant.format == "AMF0" and _amf0_table_overflows(graph):
         # AMF0 references are 16-bit: past 65,535 objects a repeat must be written as a
         # copy (every AMF0 writer does so). Values must still be equal.
-        if graphs.same_graph(graph, decoded, refs=False) is None:
+        if first_difference(graph, decoded, refs=False, exact=False) is None:
             return data, {"ok": True, "detail": "sharing past AMF0's 65,535-reference limit is written as copies, as the format requires"}
     return data, {"ok": problem is None, "detail": problem or ""}
 
@@ -279,7 +249,7 @@ def run(options: Options) -> dict[str, Any]:
                 graph = amf_graph = json_graph = None
                 gc.collect()
     machine["versions"] = versions
-    _add_ratios(rows)
+    add_ratios(rows, BASELINE, _group, {"encode": _median("encode"), "decode": _median("decode"), "bytes": _bytes})
     return {
         "experiment": NAME,
         "summary": SUMMARY,
@@ -325,60 +295,20 @@ def _run_variant(variant: Variant, graph_name: str, graph: Any, options: Options
     return row
 
 
-def _add_ratios(rows: list[dict[str, Any]]) -> None:
-    """Each row's median time and size divided by the baseline's on the same graph (>1: slower/bigger)."""
-    base = {(row["graph"], row["size"]): row for row in rows if row["peer"] == BASELINE}
-    for row in rows:
-        ratios: dict[str, float | None] = {"encode": None, "decode": None, "bytes": None}
-        ref = base.get((row["graph"], row["size"]))
-        if ref is not None:
-            for key in ("encode", "decode"):
-                if row[key] and ref[key] and ref[key]["wall_ms"]["median"] > 0:
-                    ratios[key] = row[key]["wall_ms"]["median"] / ref[key]["wall_ms"]["median"]
-            if row["bytes"] and ref["bytes"]:
-                ratios["bytes"] = row["bytes"] / ref["bytes"]
-        row["vs_baseline"] = ratios
+def _group(row: dict[str, Any]) -> tuple[str, int]:
+    return row["graph"], row["size"]
+
+
+def _median(key: str) -> Callable[[dict[str, Any]], float | None]:
+    """A row's median wall time in ms for `key` ("encode" or "decode"), when it was timed."""
+    return lambda row: row[key]["wall_ms"]["median"] if row[key] else None
+
+
+def _bytes(row: dict[str, Any]) -> int | None:
+    return row["bytes"]
 
 
 # --------------------------------------------------------------------------- the report
-
-
-def _waited(timing: dict[str, Any] | None) -> bool:
-    """True when the median wall time exceeds the CPU time by over 25%: the process was kept waiting."""
-    if not timing:
-        return False
-    wall, cpu = timing["wall_ms"]["median"], timing["cpu_ms"]["median"]
-    return wall > 0.05 and wall > 1.25 * cpu
-
-
-def _timing_cell(timing: dict[str, Any] | None) -> str:
-    if not timing:
-        return "-"
-    wall = timing["wall_ms"]
-    mark = "*" if _waited(timing) else ""
-    return f"{mark}{fmt_figure(wall['median'])} ({fmt_figure(wall['min'])}-{fmt_figure(wall['max'])})"
-
-
-def _ratio_cell(ratio: float | None, peer: str) -> str:
-    if peer == BASELINE:
-        return "baseline"
-    if ratio is None or ratio <= 0:
-        return "-"
-    if ratio >= 1:
-        return f"{fmt_factor(ratio)} slower"
-    return f"{fmt_factor(1 / ratio)} faster"
-
-
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            cell.rjust(width) if index in right else cell.ljust(width)
-            for index, (cell, width) in enumerate(zip(cells, widths))
-        ).rstrip()
-
-    return [line(headers), line(["-" * width for width in widths]), *(line(row) for row in rows)]
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -403,23 +333,24 @@ def format_report(report: dict[str, Any]) -> str:
             timing = row["encode"] or row["decode"] or {}
             ratios = row.get("vs_baseline") or {}
             size_ratio = ratios.get("bytes")
+            baseline = row["peer"] == BASELINE
             body.append(
                 [
                     row["peer"],
                     str(timing.get("repeat", "-")),
-                    _timing_cell(row["encode"]),
-                    _timing_cell(row["decode"]),
-                    f"{row['bytes']:,}" if row["bytes"] is not None else "-",
-                    f"{row['bytes_gzip']:,}" if row["bytes_gzip"] is not None else "-",
-                    _ratio_cell(ratios.get("encode"), row["peer"]),
-                    _ratio_cell(ratios.get("decode"), row["peer"]),
+                    timing_cell(row["encode"], mark_waited=True),
+                    timing_cell(row["decode"], mark_waited=True),
+                    row["bytes"],
+                    row["bytes_gzip"],
+                    ratio_cell(ratios.get("encode"), baseline=baseline),
+                    ratio_cell(ratios.get("decode"), baseline=baseline),
                     "1.00x" if row["peer"] == BASELINE else (f"{size_ratio:.2f}x" if size_ratio else "-"),
                     "ok" if row["check"]["ok"] else "FAILED",
                 ]
             )
             if not row["check"]["ok"]:
                 failures.append(f"  {graph_name} / {row['peer']}: {row['check']['detail']}")
-        out += ["", f"{graph_name} ({rows[0]['size']:,} items)", *_table(headers, body, right)]
+        out += ["", f"{graph_name} ({rows[0]['size']:,} items)", *text_table(headers, body, right)]
     slow = sorted({row["peer"] for row in report["results"] if row.get("slow")})
     if slow:
         out += [
@@ -427,7 +358,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"{', '.join(slow)}: pure Python, so at most {options['slow_repeat']} repetition(s)"
             " and no separate warm-up (the correctness check run warms it up).",
         ]
-    if any(_waited(row[key]) for row in report["results"] for key in ("encode", "decode")):
+    if any(waited(row[key]) for row in report["results"] for key in ("encode", "decode")):
         out += ["", "* wall time over 1.25x the CPU time: the process was kept waiting (another load?); rerun on a quiet machine."]
     out += _goal_lines(report)
     if failures:
@@ -460,17 +391,17 @@ def _goal_lines(report: dict[str, Any]) -> list[str]:
             if ratio is None:
                 continue
             verdict = "met" if ratio >= factor else "NOT met"
-            speed = f"{fmt_factor(ratio)} faster" if ratio >= 1 else f"{fmt_factor(1 / ratio)} slower"
-            noisy = " (*: timing disturbed, rerun)" if _waited(row[key]) or _waited(base[key]) else ""
+            speed = than(ratio, "faster", "slower")
+            noisy = " (*: timing disturbed, rerun)" if waited(row[key]) or waited(base[key]) else ""
             lines.append(f"  {BASELINE} {key} vs {peer}: {speed} (goal {wording}): {verdict}{noisy}")
     return lines
 
 
-# --------------------------------------------------------------------------- sections (HTML report, summary, README)
+# --------------------------------------------------------------------------- sections (HTML report, summary, docs)
 
-#: The seed article's figures (seed 004): AMFBench "complex" graph, 10,000 items, on a
-#: 2.8 GHz Core 2 Duo MacBook Pro with Python 2.5.4, in seconds: version -> (decode AMF0,
-#: decode AMF3, encode AMF0, encode AMF3).
+#: The PyAMF speed article's figures: AMFBench "complex" graph, 10,000 items, on a 2.8 GHz
+#: Core 2 Duo MacBook Pro with Python 2.5.4, in seconds: version -> (decode AMF0, decode
+#: AMF3, encode AMF0, encode AMF3).
 SEED_SIZE = 10_000
 SEED_MACHINE = "MacBook Pro 2.8 GHz Core 2 Duo, 4 GB, Mac OS X 10.6.4, Python 2.5.4 (2010)"
 SEED_FIGURES: dict[str, tuple[float, float, float, float]] = {
@@ -481,13 +412,13 @@ SEED_FIGURES: dict[str, tuple[float, float, float, float]] = {
     "PyAMF 0.6b2 pure": (4.383258, 3.265473, 2.063210, 1.764296),
     "PyAMF 0.6b2 ext": (0.238912, 0.223002, 0.234642, 0.163156),
 }
-#: The seed versions drawn beside ours (the others are in the seed lines).
+#: The article's versions drawn beside ours (the others are in its figures' lines).
 SEED_CHARTED = ("PyAMF 0.6b2 ext", "PyAMF 0.6b2 pure")
 
 GRAPH_INTROS = {
     "simple": "flat anonymous objects of scalars, no object references (AMF3 still shares the member names)",
     "complex": "typed Node objects mixing scalars, a list, a dict, a shared string and a sub-object referenced "
-    "twice: the seed article's \"real world\" graph",
+    f"twice: {ARTICLE}'s \"real world\" graph",
     "static": "typed Score objects with sealed members only, so AMF3 writes the traits once and then values",
     "reference": "a handful of objects, each referenced thousands of times: the reference tables at work",
 }
@@ -500,19 +431,8 @@ FINDING_PEERS = (
 )
 
 
-def _speed(ratio: float) -> str:
-    """A peer/amfkit time ratio as words: 3.0 -> "3.00x faster", 0.5 -> "2.00x slower"."""
-    return f"{fmt_factor(ratio)} faster" if ratio >= 1 else f"{fmt_factor(1 / ratio)} slower"
-
-
 def _time_bars(rows: list[dict[str, Any]], key: str) -> list[Bar]:
-    bars = []
-    for row in rows:
-        timing = row[key]
-        if timing:
-            wall = timing["wall_ms"]
-            bars.append(Bar(row["peer"], wall["median"], wall["min"], wall["max"], group=row["library"]))
-    return bars
+    return [timing_bar(row["peer"], row[key], row["library"]) for row in rows if row[key]]
 
 
 def _spans_orders(bars: list[Bar]) -> bool:
@@ -530,12 +450,12 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
             [
                 row["peer"],
                 (row["encode"] or row["decode"] or {}).get("repeat", "-"),
-                _timing_cell(row["encode"]),
-                _timing_cell(row["decode"]),
+                timing_cell(row["encode"], mark_waited=True),
+                timing_cell(row["decode"], mark_waited=True),
                 row["bytes"],
                 row["bytes_gzip"],
-                _ratio_cell((row.get("vs_baseline") or {}).get("encode"), row["peer"]),
-                _ratio_cell((row.get("vs_baseline") or {}).get("decode"), row["peer"]),
+                ratio_cell((row.get("vs_baseline") or {}).get("encode"), baseline=row["peer"] == BASELINE),
+                ratio_cell((row.get("vs_baseline") or {}).get("decode"), baseline=row["peer"] == BASELINE),
                 "ok" if row["check"]["ok"] else f"FAILED: {row['check']['detail']}",
             ]
             for row in rows
@@ -590,8 +510,8 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
                 met = ratios["encode"] >= 1 and ratios["decode"] >= 1
                 goal = f" (goal: no slower, {'met' if met else 'NOT met'})"
             found.append(
-                f"amfkit AMF3 encodes {graph_name}-{size:,} {_speed(ratios['encode'])} than {wording}, "
-                f"and decodes it {_speed(ratios['decode'])}{goal}."
+                f"amfkit AMF3 encodes {graph_name}-{size:,} {than(ratios['encode'], 'faster', 'slower')} than {wording}, "
+                f"and decodes it {than(ratios['decode'], 'faster', 'slower')}{goal}."
             )
         named = {peer for peer, _ in FINDING_PEERS}
         others = [row for row in rows if row["library"] != "amfkit" and row["encode"] and row["decode"]]
@@ -605,7 +525,7 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
             found.append(
                 f"The fastest other peer to {key} {graph_name}-{size:,} is {best['peer']} "
                 f"({fmt_figure(best[key]['wall_ms']['median'])} ms); amfkit AMF3 takes "
-                f"{fmt_figure(base[key]['wall_ms']['median'])} ms, {_speed(ratio)}."
+                f"{fmt_figure(base[key]['wall_ms']['median'])} ms, {than(ratio, 'faster', 'slower')}."
             )
     amf0 = by_peer.get("amfkit AMF0")
     plain = by_peer.get("orjson")
@@ -620,7 +540,7 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
 
     seed: list[str] = []
     if graph_name == "complex":
-        seed.append(f"AMFBench complex graph, {SEED_SIZE:,} items, on a {SEED_MACHINE}; seconds.")
+        seed.append(f"AMFBench complex graph, {SEED_SIZE:,} items ({ARTICLE}), on a {SEED_MACHINE}; seconds.")
         for version, (dec0, dec3, enc0, enc3) in SEED_FIGURES.items():
             seed.append(f"{version}: encode AMF3 {enc3:.3f} s, AMF0 {enc0:.3f} s; decode AMF3 {dec3:.3f} s, AMF0 {dec0:.3f} s")
         if not seed_here:
@@ -628,7 +548,7 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
         elif base and base["encode"] and base["decode"]:
             seed_best = SEED_FIGURES["PyAMF 0.6b2 ext"]
             found.append(
-                f"The seed article's best, PyAMF 0.6b2 with its C extension, took {seed_best[3] * 1e3:.0f} ms to encode "
+                f"The article's best, PyAMF 0.6b2 with its C extension, took {seed_best[3] * 1e3:.0f} ms to encode "
                 f"and {seed_best[1] * 1e3:.0f} ms to decode this graph in AMF3 on 2010 hardware; amfkit AMF3 takes "
                 f"{fmt_figure(base['encode']['wall_ms']['median'])} ms and {fmt_figure(base['decode']['wall_ms']['median'])} ms here "
                 "(different machines: compare orders of magnitude only)."
@@ -639,10 +559,10 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
 
 
 def sections(report: dict[str, Any]) -> list[Section]:
-    """The report's sections: one per graph, the seed article's graph (complex) first."""
+    """The report's sections: one per graph, the article's graph (complex) first."""
     results = report["results"]
     groups = list(dict.fromkeys((row["graph"], row["size"]) for row in results))
-    # the seed article's graph and size first, then the other sizes of it, then the rest
+    # the article's graph and size first, then the other sizes of it, then the rest
     order = {g: i for i, g in enumerate(groups)}
     groups.sort(key=lambda g: (g[0] != "complex", g[1] != SEED_SIZE, order[g]))
     out = [
@@ -653,7 +573,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         notes = [f"Times in milliseconds, median (min-max) of the repetitions in column n; ratios against {BASELINE}"
                  " (reusable Encoder/Decoder) on the same graph; 'fn' rows use the module-level encode/decode;"
                  " orjson and msgpack get the same data as plain dicts"]
-        if any(_waited(row[key]) for row in results for key in ("encode", "decode")):
+        if any(waited(row[key]) for row in results for key in ("encode", "decode")):
             notes.append("* marks a wall time over 1.25x its CPU time: the process was kept waiting, rerun on a quiet machine")
         notes += [f"not run: {skip['peer']} ({skip['reason']})" for skip in report.get("skipped", [])]
         out[0].intro = f"{out[0].intro} {'; '.join(notes)}."

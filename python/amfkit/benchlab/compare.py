@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .runner import load_results
+from .text import fmt_number
 
 __all__ = ["Change", "Figure", "compare", "figures", "format_comparison", "main"]
 
@@ -255,8 +256,6 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, threshold: float = DEFAULT_
 
 
 def _value(figure: Figure) -> str:
-    from .report import fmt_number
-
     if figure.kind == "time":
         unit = " s" if figure.metric.endswith("_s") and not figure.metric.endswith("_ms") else " ms"
     else:

@@ -11,8 +11,8 @@ same request for a few seconds over N keep-alive connections:
 - `bare`: an ASGI app answering every POST with the echo call's pre-encoded answer: the
   floor, what a gateway costs nothing above.
 
-Calls: a small echo (AMF3 and AMF0) and the seed 000 article's 1000 tiles in its four
-shapes (string, array of objects, recordset, typed objects), AMF0 and AMF3, with and
+Calls: a small echo (AMF3 and AMF0) and the Amfphp tiles article's 1000 tiles in its four
+shapes (docs/benchmarks.md names the articles the lab reproduces) (string, array of objects, recordset, typed objects), AMF0 and AMF3, with and
 without gzip. Before any timing every request is sent once and its answer decoded and
 checked. Beside the HTTP figures the report gives each tile call's server time in
 process (`Gateway.respond`, no HTTP) and its size on the wire.
@@ -38,8 +38,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import timing
+from . import peers, timing
 from .model import Bar, Chart, Section, Table, experiment_main, options_dict
+from .text import machine_lines, text_table
 
 NAME = "gateway"
 SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
@@ -232,6 +233,8 @@ def run(options: Options) -> dict[str, Any]:
         raise RuntimeError("wrk is not installed (apt-get install wrk; `make bench` does it)")
     from ..demo_data import ensure_database
 
+    machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "py3amf"))
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
         db = str(ensure_database(os.path.join(workdir, "tiles.sqlite3")))
         env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db}
@@ -275,26 +278,16 @@ def run(options: Options) -> dict[str, Any]:
         server_times = _server_times(options, db)
     report = {
         "experiment": NAME,
+        "summary": SUMMARY,
         "ok": ok,
         "options": options_dict(options),
-        "machine": timing.machine_facts(_versions()),
+        "machine": machine,
+        "elapsed_s": round(time.perf_counter() - started, 3),
         "results": rows,
         "server_times": server_times,
     }
     report["goals"] = _goals(report)
     return report
-
-
-def _versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    out: dict[str, str | None] = {}
-    for name in ("amfkit", "uvicorn", "httptools", "uvloop", "py3amf"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def _rps(report: dict[str, Any], server: str, case: str) -> float | None:
@@ -335,24 +328,29 @@ def format_report(report: dict[str, Any]) -> str:
         "amfkit bench gateway: requests/s under wrk "
         f"({report['options']['connections']} connections, {report['options']['duration']} s each, one uvicorn worker per server)",
         "",
-        f"{'case':28} {'server':7} {'req/s':>9} {'mean ms':>8} {'p99 ms':>8} {'wire bytes':>11}  check",
-        f"{'-' * 28} {'-' * 7} {'-' * 9} {'-' * 8} {'-' * 8} {'-' * 11}  -----",
     ]
+    rows = []
     for row in report["results"]:
-        rps = f"{row['rps']:,.0f}" if "rps" in row else "-"
         lat = row.get("latency_ms", {})
-        lines.append(
-            f"{row['case']:28} {row['server']:7} {rps:>9} {lat.get('mean', 0):8.2f} {lat.get('p99', 0):8.2f} "
-            f"{row.get('wire_bytes', 0):>11,}  {'ok' if row['check'] else 'FAILED ' + row.get('error', '')}"
+        rows.append(
+            [
+                row["case"],
+                row["server"],
+                f"{row['rps']:,.0f}" if "rps" in row else "-",
+                f"{lat.get('mean', 0):.2f}",
+                f"{lat.get('p99', 0):.2f}",
+                row.get("wire_bytes", 0),
+                "ok" if row["check"] else "FAILED " + row.get("error", ""),
+            ]
         )
+    lines += text_table(["case", "server", "req/s", "mean ms", "p99 ms", "wire bytes", "check"], rows, {2, 3, 4, 5})
     lines += ["", "server time in process (Gateway.respond, no HTTP), 1000 tiles:"]
     for name, t in report["server_times"].items():
         lines.append(f"  {name:22} {t['median_ms']:7.2f} ms (min {t['min_ms']:.2f})")
     lines += ["", "goals:"]
     for g in report["goals"]:
         lines.append(f"  {g['goal']}: {g['value']}: {'met' if g['met'] else 'NOT met'}")
-    m = report["machine"]
-    lines += ["", f"machine: {m['cpu']}, {m['cpu_count']} cores; load {m['load_average']}; versions: {m['versions']}"]
+    lines += machine_lines(report)
     return "\n".join(lines)
 
 

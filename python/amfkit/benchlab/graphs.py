@@ -1,4 +1,5 @@
-"""Object graphs for the codec benchmark, after the four AMFBench builders of seed 004.
+"""Object graphs for the codec benchmark, after the four AMFBench builders of the PyAMF
+speed article (docs/benchmarks.md).
 
 Each builder takes a size `n` and returns `(amf_graph, json_graph)`:
 
@@ -15,15 +16,15 @@ The builders, and what each one stresses:
 - `complex`: a list of `n` typed `Node` objects, each with a None, a small list, a small
   dict, a shared string (the very same `str` object in every node), an int, a float, a
   non-ASCII string, a sub-object, and a second reference to that same sub-object. This
-  is the "real world" graph whose 10,000-item figures the seed article reports.
+  is the "real world" graph whose 10,000-item figures the article reports.
 - `static`: a list of `n` typed `Score` objects whose class is registered with sealed
   (static) members and no dynamic ones, so AMF3 writes one trait and then only values.
 - `reference`: a list of `n` entries drawn from a handful of objects (typed and
   anonymous), each referenced thousands of times; it measures the reference tables.
 
-`same_graph` compares a decoded graph with the original: typed objects must come back
-as instances of the same class with equal members, and (when `refs=True`) objects that
-were shared must be shared again, no more and no less.
+The codec experiment compares a decoded graph with the original with
+`graphdiff.first_difference` (by AMF meaning; with `refs` for the formats that keep
+references).
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ __all__ = [
     "build_reference",
     "build_simple",
     "build_static",
-    "same_graph",
     "to_plain",
 ]
 
@@ -175,93 +175,3 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_plain(item) for item in value]
     return value
-
-
-_SCALARS = (type(None), bool, int, float, str, bytes)
-
-
-def same_graph(expected: Any, actual: Any, *, refs: bool = True) -> str | None:
-    """Compare a decoded graph with the original; return None if equal, else where they differ.
-
-    - Scalars compare by value; an int may come back as an equal float (AMF0 numbers are
-      doubles) but a bool must stay a bool.
-    - A dict (or dict subclass, such as a library's anonymous-object type) compares as a
-      mapping; lists compare item by item (a tuple may come back as a list).
-    - Any other object is a typed object: the decoded one must be an instance of the same
-      class with the same members.
-    - With `refs=True`, sharing must be preserved exactly: an object reached twice in the
-      original is the same object both times in the decoded graph, and two different
-      original objects never decode to one.
-    """
-    seen: dict[int, Any] = {}
-    seen_back: dict[int, int] = {}
-    keep: list[Any] = []  # holds the objects whose ids the maps use, so ids stay unique
-
-    def fail(path: str, message: str) -> str:
-        return f"{path}: {message}"
-
-    def compare(a: Any, b: Any, path: str) -> str | None:
-        if isinstance(a, _SCALARS) or isinstance(b, _SCALARS):
-            return compare_scalar(a, b, path)
-        if refs:
-            previous = seen.get(id(a))
-            if previous is not None:
-                if previous is not b:
-                    return fail(path, "a shared reference decoded as a separate object")
-                return None
-            if id(b) in seen_back:
-                return fail(path, "two distinct objects decoded as one shared object")
-            seen[id(a)] = b
-            seen_back[id(b)] = id(a)
-            keep.append((a, b))
-        if isinstance(a, dict):
-            if not isinstance(b, dict):
-                return fail(path, f"expected a dict, got {type(b).__name__}")
-            if a.keys() != b.keys():
-                return fail(path, f"keys differ: {sorted(map(str, a))} != {sorted(map(str, b))}")
-            for key, member in a.items():
-                problem = compare(member, b[key], f"{path}.{key}")
-                if problem:
-                    return problem
-            return None
-        if isinstance(a, (list, tuple)):
-            if not isinstance(b, (list, tuple)):
-                return fail(path, f"expected a list, got {type(b).__name__}")
-            if len(a) != len(b):
-                return fail(path, f"length {len(b)} != {len(a)}")
-            for index, (x, y) in enumerate(zip(a, b)):
-                problem = compare(x, y, f"{path}[{index}]")
-                if problem:
-                    return problem
-            return None
-        if type(b) is not type(a):
-            return fail(path, f"expected a {type(a).__name__} instance, got {type(b).__name__}")
-        return compare_members(a, b, path)
-
-    def compare_members(a: Any, b: Any, path: str) -> str | None:
-        ma, mb = _members(a), _members(b)
-        if ma.keys() != mb.keys():
-            return fail(path, f"members differ: {sorted(ma)} != {sorted(mb)}")
-        for key, member in ma.items():
-            problem = compare(member, mb[key], f"{path}.{key}")
-            if problem:
-                return problem
-        return None
-
-    def compare_scalar(a: Any, b: Any, path: str) -> str | None:
-        if isinstance(a, bool) or isinstance(b, bool):
-            ok = type(a) is type(b) and a == b
-        elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            ok = a == b
-        else:
-            ok = type(a) is type(b) and a == b
-        return None if ok else fail(path, f"expected {a!r}, got {b!r}")
-
-    return compare(expected, actual, "$")
-
-
-def _members(obj: Any) -> dict[str, Any]:
-    try:
-        return dict(vars(obj))
-    except TypeError:
-        return {name: getattr(obj, name) for name in getattr(type(obj), "__slots__", ())}

@@ -1,4 +1,5 @@
-"""The `instruments` experiment: the seed 003 InstrumentPrice messages, AMF3 vs Protocol Buffers.
+"""The `instruments` experiment: the Protocol Buffers article's InstrumentPrice messages,
+AMF3 against Protocol Buffers (docs/benchmarks.md names the articles the lab reproduces).
 
     amfkit bench instruments                        # 10,000 calls per series, 5 repetitions
     python -m amfkit.benchlab.instruments --quick   # 1,000 calls, 1 repetition (seconds)
@@ -41,8 +42,8 @@ The peers ("peer" in the results):
   backend is chosen when protobuf is first imported): the analogue of the article's
   protobuf, which was interpreted ActionScript against Flash Player's native AMF3;
 - `py3amf AMF3`: Py3AMF in pure Python (`use_ext=False`), the same classes registered
-  with it for the run (sealed members through a temporary `__amf__` attribute) and
-  unregistered afterwards; `py3amf-ext AMF3` too when its Cython extension is built here;
+  with it for the run, sealed members included, and unregistered afterwards
+  (`peers.register_py3amf`); `py3amf-ext AMF3` too when its Cython extension is built here;
 - `orjson`: JSON, fed the same data as plain dicts (nested dicts for the dates).
 
 The slow pure-Python peers get fewer calls per series in `--quick` (`slow_iterations`)
@@ -69,7 +70,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
-from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_figure, options_dict
+from . import peers as peer_libs
+from .graphdiff import first_difference
+from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
+from .text import fmt_factor, fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -87,8 +91,10 @@ __all__ = [
 ]
 
 NAME = "instruments"
+#: The article this experiment reproduces (docs/benchmarks.md).
+ARTICLE = "the Protocol Buffers article"
 SUMMARY = (
-    "InstrumentPrice messages (seed 003): size, 10,000 serializations/deserializations, "
+    f"InstrumentPrice messages ({ARTICLE}): size, 10,000 serializations/deserializations, "
     "many per packet; amfkit AMF3 vs Protocol Buffers, Py3AMF"
 )
 
@@ -114,12 +120,12 @@ PROTO_FILE = "instruments.proto"
 _PROTO_PATH = "amfkit/benchlab/" + PROTO_FILE  # its name in protobuf's descriptor pool
 _PB_ENV = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
 
-#: The seed 003 article's figures: Flash Player 10 (native AMF3) against protoc-gen-as3
+#: The Protocol Buffers article's figures: Flash Player 10 (native AMF3) against protoc-gen-as3
 #: (Protocol Buffers in ActionScript), April 2010; 50 runs per class, each run 10,000
 #: serializations then 10,000 deserializations of one object; times are the run's total
 #: in ms, as (average, standard deviation).
 SEED: dict[str, Any] = {
-    "source": "seed 003: Protocol Buffers vs AMF3 in Flex (Flash Player 10, protoc-gen-as3), April 2010",
+    "source": f"{ARTICLE}: Protocol Buffers vs AMF3 in Flex (Flash Player 10, protoc-gen-as3), April 2010",
     "iterations": 10_000,
     "runs": 50,
     "bytes": {"AMF3": (198, 290, 371), "Protocol Buffers": (31, 80, 123)},
@@ -197,20 +203,11 @@ def proto_module() -> ModuleType:
 
 
 def _protobuf_facts() -> dict[str, Any]:
-    from importlib import metadata
-
     api_implementation = importlib.import_module("google.protobuf.internal.api_implementation")
-
-    def version(dist: str) -> Optional[str]:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
     return {
-        "protobuf": version("protobuf"),
+        "protobuf": peer_libs.package_version("protobuf"),
         "backend": api_implementation.Type(),
-        "grpcio_tools": version("grpcio-tools"),
+        "grpcio_tools": peer_libs.package_version("grpcio-tools"),
         "import_warnings": list(_PROTO_CACHE.get("warnings", [])),
     }
 
@@ -232,42 +229,6 @@ def _split(fields: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(scalar fields, ValueDate fields) of an InstrumentPrice class."""
     dates = tuple(name for name in fields if name.startswith("date"))
     return tuple(name for name in fields if name not in dates), dates
-
-
-def same_price(expected: Any, got: Any) -> Optional[str]:
-    """None when `got` is an instance of `expected`'s class with equal fields (nested
-    dates as ValueDate objects of equal year, month and day), else what differs."""
-    from ..demo_services import ValueDate
-
-    cls = type(expected)
-    if type(got) is not cls:
-        return f"expected a {cls.__name__}, got {type(got).__name__}"
-    scalars, dates = _split(cls.FIELDS)
-    for name in scalars:
-        want, have = getattr(expected, name), getattr(got, name, None)
-        if type(have) is not type(want) or have != want:
-            return f"{cls.__name__}.{name}: expected {want!r}, got {have!r}"
-    for name in dates:
-        want, have = getattr(expected, name), getattr(got, name, None)
-        if type(have) is not ValueDate:
-            return f"{cls.__name__}.{name}: expected a ValueDate, got {type(have).__name__}"
-        for part in ("year", "month", "day"):
-            a, b = getattr(want, part), getattr(have, part, None)
-            if type(b) is not int or a != b:
-                return f"{cls.__name__}.{name}.{part}: expected {a!r}, got {b!r}"
-    return None
-
-
-def _same_prices(expected: list[Any], got: Any) -> Optional[str]:
-    if not isinstance(got, list):
-        return f"expected a list, got {type(got).__name__}"
-    if len(got) != len(expected):
-        return f"expected {len(expected)} messages, got {len(got)}"
-    for index, (want, have) in enumerate(zip(expected, got)):
-        problem = same_price(want, have)
-        if problem:
-            return f"[{index}] {problem}"
-    return None
 
 
 # --------------------------------------------------------------------------- peers
@@ -303,20 +264,22 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _amfkit_peers(message: str, stack: contextlib.ExitStack, keys: tuple[str, ...], versions: dict[str, Any]) -> list[Peer]:
-    import amfkit
+def _demo_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
+    """alias -> (class, sealed members) of the demo's ValueDate and InstrumentPrice classes."""
     from .. import demo_services
 
-    versions["amfkit"] = getattr(amfkit, "__version__", None)
+    classes = (demo_services.ValueDate, *_price_classes().values())
+    return {f"org.amfkit.demo.{cls.__name__}": (cls, tuple(getattr(cls, "FIELDS", None) or cls.__slots__)) for cls in classes}
+
+
+def _amfkit_peers(message: str, stack: contextlib.ExitStack, keys: tuple[str, ...], versions: dict[str, Any]) -> list[Peer]:
+    import amfkit
+
+    versions["amfkit"] = peer_libs.package_version("amfkit")
     # The demo module registers its classes on import; if something removed them,
     # register them for the run only.
-    registered = amfkit.registered_classes()
-    for cls in (demo_services.ValueDate, *_price_classes().values()):
-        alias = f"org.amfkit.demo.{cls.__name__}"
-        if registered.get(alias) is not cls:
-            static = getattr(cls, "FIELDS", None) or cls.__slots__
-            amfkit.register_class(cls, alias, static=static, dynamic=False)
-            stack.callback(amfkit.unregister_class, cls)
+    for alias, (cls, static) in _demo_classes().items():
+        peer_libs.register_amfkit(stack, cls, alias, static=static, dynamic=False)
     peers = []
     for key, fmt, module in (("amf3", "AMF3", amfkit.amf3), ("amf0", "AMF0", amfkit.amf0)):
         if key not in keys:
@@ -402,49 +365,18 @@ def _protobuf_peers(message: str, keys: tuple[str, ...], versions: dict[str, Any
 
 
 def _py3amf_setup(stack: contextlib.ExitStack, versions: dict[str, Any]) -> ModuleType:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pyamf  # type: ignore[import-untyped]
-
-    from .. import demo_services
-
-    versions["py3amf"] = str(getattr(pyamf, "__version__", "unknown"))
-    for cls in (demo_services.ValueDate, *_price_classes().values()):
-        alias = f"org.amfkit.demo.{cls.__name__}"
-        if "__amf__" not in cls.__dict__:
-            # Py3AMF reads sealed members from the class's `__amf__`; set for the run only.
-            static = tuple(getattr(cls, "FIELDS", None) or cls.__slots__)
-            cls.__amf__ = {"static": static, "dynamic": False}
-            stack.callback(delattr, cls, "__amf__")
-        if alias not in pyamf.CLASS_CACHE:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pyamf.register_class(cls, alias)
-            stack.callback(pyamf.unregister_class, alias)
+    pyamf = peer_libs.import_py3amf()
+    versions["py3amf"] = peer_libs.package_version("py3amf")
+    for alias, (cls, static) in _demo_classes().items():
+        peer_libs.register_py3amf(stack, pyamf, cls, alias, static=static, dynamic=False)
     return pyamf
 
 
 def _py3amf_peers(pyamf: ModuleType, use_ext: bool) -> list[Peer]:
-    def encode(obj: Any) -> bytes:
-        return pyamf.encode(obj, encoding=pyamf.AMF3, use_ext=use_ext).getvalue()
-
-    def decode(data: bytes) -> Any:
-        return pyamf.decode(data, encoding=pyamf.AMF3, use_ext=use_ext).readElement()
-
+    encode, decode = peer_libs.py3amf_codec(pyamf, 3, use_ext=use_ext)
     if use_ext:
         return [Peer("py3amf-ext AMF3", "py3amf (Cython)", "AMF3", _same, _same, encode, decode, list, encode, decode, list, noisy=True)]
     return [Peer("py3amf AMF3", "py3amf (pure)", "AMF3", _same, _same, encode, decode, list, encode, decode, list, slow=True, noisy=True)]
-
-
-def _py3amf_ext_available() -> bool:
-    """True when Py3AMF's Cython extension (cpyamf) is built and importable here."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            importlib.import_module("cpyamf.amf3")
-    except ImportError:
-        return False
-    return True
 
 
 def _orjson_peers(message: str, versions: dict[str, Any]) -> list[Peer]:
@@ -452,7 +384,7 @@ def _orjson_peers(message: str, versions: dict[str, Any]) -> list[Peer]:
 
     from ..demo_services import ValueDate
 
-    versions["orjson"] = getattr(orjson, "__version__", None)
+    versions["orjson"] = peer_libs.package_version("orjson")
     cls = _price_classes()[message]
     scalars, dates = _split(cls.FIELDS)
 
@@ -490,7 +422,7 @@ def _peer_factory(
                 pyamf = _py3amf_setup(stack, versions)
             except ImportError as exc:
                 skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
-        py3amf_ext = pyamf is not None and _py3amf_ext_available()
+        py3amf_ext = pyamf is not None and peer_libs.py3amf_ext_built()
         if pyamf is not None and not py3amf_ext:
             skipped.append({"peer": "py3amf-ext AMF3", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
         protobuf_ok = bool({"protobuf", "protobuf-classes"} & set(keys))
@@ -522,17 +454,6 @@ def _peer_factory(
 # --------------------------------------------------------------------------- the run
 
 
-@contextlib.contextmanager
-def _quiet(peer: Peer) -> Iterator[None]:
-    """Warnings ignored while a noisy peer runs (Py3AMF warns on its first calls)."""
-    if not peer.noisy:
-        yield
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-
-
 def _series(fn: Callable[[Any], Any], arg: Any, count: int) -> Callable[[], None]:
     """A callable making `count` calls `fn(arg)`: one timed series of single-message calls."""
 
@@ -544,29 +465,15 @@ def _series(fn: Callable[[Any], Any], arg: Any, count: int) -> Callable[[], None
 
 
 def _check_one(peer: Peer, obj: Any) -> tuple[Optional[bytes], dict[str, Any]]:
-    try:
-        data = peer.encode(peer.feed(obj))
-    except Exception as exc:  # a peer failing is a result, not a crash of the benchmark
-        return None, {"ok": False, "detail": f"encode raised {type(exc).__name__}: {exc}"}
-    try:
-        decoded = peer.back(peer.decode(data))
-    except Exception as exc:
-        return data, {"ok": False, "detail": f"decode raised {type(exc).__name__}: {exc}"}
-    problem = same_price(obj, decoded)
+    data, decoded, failure = round_trip(lambda o: peer.encode(peer.feed(o)), lambda d: peer.back(peer.decode(d)), obj)
+    problem = failure or first_difference(obj, decoded, refs=False)
     return data, {"ok": problem is None, "detail": problem or ""}
 
 
 def _check_many(peer: Peer, objs: list[Any]) -> tuple[Optional[bytes], Any, dict[str, Any]]:
     packet = peer.pack([peer.feed(obj) for obj in objs])
-    try:
-        data = peer.encode_many(packet)
-    except Exception as exc:
-        return None, packet, {"ok": False, "detail": f"encode raised {type(exc).__name__}: {exc}"}
-    try:
-        decoded = [peer.back(item) for item in peer.unpack(peer.decode_many(data))]
-    except Exception as exc:
-        return data, packet, {"ok": False, "detail": f"decode raised {type(exc).__name__}: {exc}"}
-    problem = _same_prices(objs, decoded)
+    data, decoded, failure = round_trip(peer.encode_many, lambda d: [peer.back(item) for item in peer.unpack(peer.decode_many(d))], packet)
+    problem = failure or first_difference(objs, decoded, refs=False)
     return data, packet, {"ok": problem is None, "detail": problem or ""}
 
 
@@ -594,7 +501,7 @@ def _run_single(peer: Peer, message: str, obj: Any, options: Options) -> dict[st
     iterations = options.slow_iterations if peer.slow else options.iterations
     repeat = min(options.repeat, options.slow_repeat) if peer.slow else options.repeat
     row = _base_row(peer, "single", message, 1, iterations)
-    with _quiet(peer):
+    with peer_libs.quietly(peer.noisy):
         data, row["check"] = _check_one(peer, obj)
         if data is None or not row["check"]["ok"]:
             row["bytes"] = None if data is None else len(data)
@@ -616,7 +523,7 @@ def _run_packet(peer: Peer, message: str, objs: list[Any], options: Options) -> 
     repeat = min(options.repeat, options.slow_repeat) if peer.slow else options.repeat
     row = _base_row(peer, "packet", message, count, 1)
     row["bytes_gzip"] = None
-    with _quiet(peer):
+    with peer_libs.quietly(peer.noisy):
         data, packet, row["check"] = _check_many(peer, objs)
         if data is None or not row["check"]["ok"]:
             row["bytes"] = None if data is None else len(data)
@@ -735,7 +642,10 @@ def run(options: Options) -> dict[str, Any]:
             "text_bytes": sum(len(text.encode("utf-8")) for text in texts),
         }
     rows = _ordered(rows, options)
-    _add_ratios(rows)
+    add_ratios(
+        rows, BASELINE, lambda row: (row["case"], row["message"], row["count"]),
+        {"encode": lambda row: row["encode_us"], "decode": lambda row: row["decode_us"], "bytes": lambda row: row["bytes"]},
+    )
     return {
         "experiment": NAME,
         "summary": SUMMARY,
@@ -767,22 +677,6 @@ def _ordered(rows: list[dict[str, Any]], options: Options) -> list[dict[str, Any
     return [row for _, row in sorted(enumerate(rows), key=key)]
 
 
-def _add_ratios(rows: list[dict[str, Any]]) -> None:
-    """Each row's per-message time and size over the baseline's in the same group (>1: slower/bigger)."""
-    base = {(r["case"], r["message"], r["count"]): r for r in rows if r["peer"] == BASELINE}
-    for row in rows:
-        ratios: dict[str, Optional[float]] = {"encode": None, "decode": None, "bytes": None}
-        ref = base.get((row["case"], row["message"], row["count"]))
-        if ref is not None:
-            for key in ("encode", "decode"):
-                mine, theirs = row[f"{key}_us"], ref[f"{key}_us"]
-                if mine and theirs:
-                    ratios[key] = mine / theirs
-            if row["bytes"] and ref["bytes"]:
-                ratios["bytes"] = row["bytes"] / ref["bytes"]
-        row["vs_baseline"] = ratios
-
-
 # --------------------------------------------------------------------------- figures
 
 
@@ -808,32 +702,9 @@ def _protobuf_peer(report: dict[str, Any]) -> Optional[str]:
     return None
 
 
-def _factor(x: float) -> str:
-    if x >= 100:
-        return f"{x:,.0f}x"
-    if x >= 10:
-        return f"{x:.1f}x"
-    return f"{x:.1f}x" if x >= 3 else f"{x:.2f}x"
-
-
-def _than(ratio: float, more: str, less: str) -> str:
-    """`ratio` = theirs / ours as "2.3x <more>" or "1.4x <less>"."""
-    if ratio >= 1:
-        return f"{_factor(ratio)} {more}"
-    return f"{_factor(1 / ratio)} {less}"
-
-
 def _span(values: list[float]) -> str:
     lo, hi = min(values), max(values)
-    return _factor(lo) if abs(hi - lo) < 0.05 * lo else f"{_factor(lo)}-{_factor(hi)}"
-
-
-def _time_cell(timing: Optional[dict[str, Any]], per: int) -> str:
-    """Total ms median (min-max) and µs per message."""
-    if not timing:
-        return "-"
-    wall = timing["wall_ms"]
-    return f"{fmt_figure(wall['median'])} ({fmt_figure(wall['min'])}-{fmt_figure(wall['max'])}) = {fmt_figure(wall['median'] * 1e3 / per)} µs"
+    return fmt_factor(lo) if abs(hi - lo) < 0.05 * lo else f"{fmt_factor(lo)}-{fmt_factor(hi)}"
 
 
 def _seed_us(kind: str, fmt: str, index: int) -> tuple[float, float, float]:
@@ -860,10 +731,10 @@ def _single_table(report: dict[str, Any]) -> Table:
                 row["peer"],
                 f"{row['iterations']:,} x{(row['encode'] or {}).get('repeat', '-')}",
                 row["bytes"] if row["bytes"] is not None else "-",
-                _time_cell(row["encode"], row["iterations"]),
-                _time_cell(row["decode"], row["iterations"]),
-                _ratio_cell(ratios.get("encode"), row["peer"]),
-                _ratio_cell(ratios.get("decode"), row["peer"]),
+                timing_cell(row["encode"], per=row["iterations"]),
+                timing_cell(row["decode"], per=row["iterations"]),
+                ratio_cell(ratios.get("encode"), baseline=row["peer"] == BASELINE),
+                ratio_cell(ratios.get("decode"), baseline=row["peer"] == BASELINE),
                 "ok" if row["check"]["ok"] else "FAILED",
             ]
         )
@@ -886,20 +757,12 @@ def _packet_table(report: dict[str, Any]) -> Table:
                 f"{row['bytes_per_message']:.1f}" if row["bytes_per_message"] is not None else "-",
                 alone["bytes"] if alone else "-",
                 f"{row['bytes_gzip']:,}" if row.get("bytes_gzip") is not None else "-",
-                _time_cell(row["encode"], row["count"]),
-                _time_cell(row["decode"], row["count"]),
+                timing_cell(row["encode"], per=row["count"]),
+                timing_cell(row["decode"], per=row["count"]),
                 "ok" if row["check"]["ok"] else "FAILED",
             ]
         )
     return Table(headers, rows)
-
-
-def _ratio_cell(ratio: Optional[float], peer: str) -> str:
-    if peer == BASELINE:
-        return "baseline"
-    if not ratio:
-        return "-"
-    return _than(ratio, "slower", "faster")
 
 
 def _bars(report: dict[str, Any], case: str, key: str, count: int = 1) -> list[Bar]:
@@ -913,9 +776,7 @@ def _bars(report: dict[str, Any], case: str, key: str, count: int = 1) -> list[B
             if row["bytes_per_message"] is not None:
                 bars.append(Bar(label, float(row["bytes_per_message"]), group=row["peer"]))
         elif row[key]:
-            wall = row[key]["wall_ms"]
-            scale = 1e3 / per
-            bars.append(Bar(label, wall["median"] * scale, wall["min"] * scale, wall["max"] * scale, group=row["peer"]))
+            bars.append(timing_bar(label, row[key], row["peer"], scale=1e3 / per))
     return bars
 
 
@@ -1035,7 +896,7 @@ def _verdict(ratios: list[float]) -> str:
         return f"{_span(ratios)} slower"
     if all(r < 1 for r in ratios):
         return f"{_span([1 / r for r in ratios])} faster"
-    return "between " + " and ".join(_than(r, "slower", "faster") for r in (min(ratios), max(ratios)))
+    return "between " + " and ".join(than(r, "slower", "faster") for r in (min(ratios), max(ratios)))
 
 
 def _packet_findings(report: dict[str, Any]) -> list[str]:
@@ -1052,7 +913,7 @@ def _packet_findings(report: dict[str, Any]) -> list[str]:
             continue
         line = (
             f"{_title(message)}, {big:,} in one packet: AMF3 needs {amf_pack['bytes_per_message']:.1f} bytes per "
-            f"message against {amf_alone['bytes']} alone ({_factor(amf_alone['bytes'] / amf_pack['bytes_per_message'])} "
+            f"message against {amf_alone['bytes']} alone ({fmt_factor(amf_alone['bytes'] / amf_pack['bytes_per_message'])} "
             "less: traits and repeated strings are written once)"
         )
         pb_pack = _find(report, "packet", message, pb_name, big) if pb_name else None
@@ -1060,12 +921,12 @@ def _packet_findings(report: dict[str, Any]) -> list[str]:
             ratio = amf_pack["bytes_per_message"] / pb_pack["bytes_per_message"]
             line += (
                 f"; protobuf's repeated field {pb_pack['bytes_per_message']:.1f} bytes per message, so AMF3 is "
-                f"{_than(ratio, 'larger', 'smaller')}"
+                f"{than(ratio, 'larger', 'smaller')}"
             )
             if amf_pack.get("bytes_gzip") and pb_pack.get("bytes_gzip"):
                 g = amf_pack["bytes_gzip"] / pb_pack["bytes_gzip"]
                 same = abs(g - 1) < 0.03
-                line += " (about the same gzipped)" if same else f" ({_than(g, 'larger', 'smaller')} gzipped)"
+                line += " (about the same gzipped)" if same else f" ({than(g, 'larger', 'smaller')} gzipped)"
         out.append(line + ".")
     amf_times = []
     for message in [m for m in MESSAGES if m in report["options"]["messages"]]:
@@ -1109,7 +970,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     pb = report.get("protobuf") or {}
     backend = f"protobuf {pb.get('protobuf')} with its {pb.get('backend')} backend" if pb else "protobuf (not run)"
     single = Section(
-        title="instruments: one InstrumentPrice message at a time (seed 003)",
+        title=f"instruments: one InstrumentPrice message at a time ({ARTICLE})",
         intro=(
             f"Small, Medium and Large InstrumentPrice objects (2, 4, 6 each of ints, strings and nested ValueDate "
             f"objects). Each series makes {options['iterations']:,} serializations of one message, or "
@@ -1156,16 +1017,6 @@ def sections(report: dict[str, Any]) -> list[Section]:
 # --------------------------------------------------------------------------- text report
 
 
-def _text_table(table: Table, right: set[int]) -> list[str]:
-    cells = [[str(c) for c in row] for row in table.rows]
-    widths = [max(len(c) for c in column) for column in zip(table.headers, *cells)]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-
-    return [line(table.headers), line(["-" * w for w in widths]), *(line(row) for row in cells)]
-
-
 def format_report(report: dict[str, Any]) -> str:
     """The report as plain text: both tables, the article's figures, findings, machine."""
     single, packet = sections(report)
@@ -1175,13 +1026,13 @@ def format_report(report: dict[str, Any]) -> str:
         f"'n' is calls per series x repetitions; ratios compare per-message medians with {BASELINE}.",
         "",
         single.title,
-        *_text_table(single.tables[0], {2, 3, 4, 5, 6, 7}),
+        *text_table(single.tables[0].headers, single.tables[0].rows, {2, 3, 4, 5, 6, 7}),
         "",
         "the article's figures:",
         *(f"  {line}" for line in single.seed),
         "",
         packet.title,
-        *_text_table(packet.tables[0], {1, 3, 4, 5, 6, 7, 8}),
+        *text_table(packet.tables[0].headers, packet.tables[0].rows, {1, 3, 4, 5, 6, 7, 8}),
         "",
         "findings:",
         *(f"- {line}" for line in single.findings + packet.findings),

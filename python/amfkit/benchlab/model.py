@@ -1,9 +1,11 @@
-"""What an experiment hands the report: sections of tables, charts, seed figures and
-findings, as plain JSON-ready data (the HTML renderer and the text report both read it).
+"""What an experiment hands the report: sections of tables, charts, the article's own
+figures and findings, as plain JSON-ready data (the HTML renderer and the text report
+both read it); and the plumbing every experiment shares (its options and ratios as report
+data, its JSON file, its command line).
 
 An experiment module provides `sections(report: dict) -> list[Section]`, built from its
 own `run()` report. Keeping this separate from rendering lets every experiment describe
-its results once, and lets `amfkit bench compare` and the README generator read the same
+its results once, and lets `amfkit bench compare` and the Markdown generator read the same
 figures from the JSON.
 """
 
@@ -14,7 +16,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Bar", "Chart", "Section", "Table", "options_dict", "to_dict", "write_json"]
+__all__ = ["Bar", "Chart", "Section", "Table", "add_ratios", "experiment_main", "options_dict", "round_trip", "timing_bar", "to_dict", "write_json"]
 
 
 @dataclass
@@ -39,8 +41,8 @@ class Bar:
 @dataclass
 class Chart:
     """A horizontal bar chart: `unit` names the axis ("ms", "bytes", "req/s");
-    `log=True` for values spanning orders of magnitude; `reference` bars (the seed
-    article's own figures) are drawn hatched beside ours."""
+    `log=True` for values spanning orders of magnitude; `reference` bars (the figures
+    the reproduced article published) are drawn hatched beside ours."""
 
     title: str
     unit: str
@@ -57,10 +59,18 @@ class Section:
     intro: str = ""
     tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
-    #: The seed article's own numbers, as "what" -> "figure" lines.
+    #: The reproduced article's own numbers (docs/benchmarks.md names the articles), as
+    #: "what: figure" lines.
     seed: list[str] = field(default_factory=list)
     #: Short plain-language findings, computed from the figures (never hard-coded).
     findings: list[str] = field(default_factory=list)
+
+
+def timing_bar(label: str, timing: dict[str, Any] | None, group: str = "", scale: float = 1.0) -> Bar:
+    """A bar for a measurement (`timing.Measurement.to_dict()`): its median wall time in
+    ms times `scale`, with the min-max spread; a zero bar when it was not timed."""
+    wall = timing["wall_ms"] if timing else {"median": 0.0, "min": 0.0, "max": 0.0}
+    return Bar(label, float(wall["median"]) * scale, float(wall["min"]) * scale, float(wall["max"]) * scale, group)
 
 
 def to_dict(section: Section) -> dict[str, Any]:
@@ -85,39 +95,32 @@ def write_json(data: dict[str, Any], path: str) -> None:
         f.write("\n")
 
 
-def fmt_figure(value: float) -> str:
-    """A measured figure to about three significant digits: 1,234 / 12.3 / 1.23 / 0.123."""
-    magnitude = abs(value)
-    if magnitude >= 100:
-        return f"{value:,.0f}"
-    if magnitude >= 10:
-        return f"{value:.1f}"
-    if magnitude >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
+def add_ratios(rows: list[dict[str, Any]], baseline: str, group: Callable[[dict[str, Any]], Any], figures: dict[str, Callable[[dict[str, Any]], Any]]) -> None:
+    """Set each row's `vs_baseline`: every figure (`figures[name](row)`: a time or a size)
+    divided by the same figure of the baseline peer's row in its group (`group(row)`);
+    above 1 the row is slower or bigger. None where either figure is missing or zero."""
+    base = {group(row): row for row in rows if row["peer"] == baseline}
+    for row in rows:
+        ref = base.get(group(row))
+        ratios: dict[str, float | None] = {}
+        for name, figure in figures.items():
+            mine, theirs = (figure(row), figure(ref)) if ref is not None else (None, None)
+            ratios[name] = mine / theirs if mine and theirs else None
+        row["vs_baseline"] = ratios
 
 
-def fmt_factor(x: float) -> str:
-    """A ratio as a factor: 123x, 12.3x, 1.23x."""
-    if x >= 100:
-        return f"{x:,.0f}x"
-    if x >= 10:
-        return f"{x:.1f}x"
-    return f"{x:.2f}x"
-
-
-def machine_lines(report: dict[str, Any]) -> list[str]:
-    """The closing lines of an experiment's text report: the machine, the load, the time
-    taken and the versions measured."""
-    machine = report["machine"]
-    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items() if version)
-    load = machine["load_average"]
-    return [
-        "",
-        f"machine: {machine['cpu']}, {machine['cpu_count']} cores, {machine['platform']}",
-        f"load average at start: {' '.join(map(str, load)) if load else 'unknown'}; took {report['elapsed_s']:.1f} s",
-        f"versions: {versions}",
-    ]
+def round_trip(encode: Callable[[Any], bytes], decode: Callable[[bytes], Any], value: Any) -> tuple[bytes | None, Any, str | None]:
+    """One encode and one decode of `value`, for a correctness check: (the bytes, the
+    decoded value, None), or when a step raised, what there is and what raised (a peer
+    failing is a result, not a crash of the benchmark)."""
+    try:
+        data = encode(value)
+    except Exception as exc:  # noqa: BLE001
+        return None, None, f"encode raised {type(exc).__name__}: {exc}"
+    try:
+        return data, decode(data), None
+    except Exception as exc:  # noqa: BLE001
+        return data, None, f"decode raised {type(exc).__name__}: {exc}"
 
 
 def experiment_main(

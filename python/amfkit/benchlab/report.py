@@ -12,8 +12,8 @@ issue as it is.
 
 What it shows: the run (command, amfkit version, when), the machine facts, then per
 experiment its sections (`benchlab.model.Section`: an intro, tables, bar charts with the
-min-max spread as error bars and the seed article's own figures as hatched bars, the
-seed article's numbers, and findings), and the experiment's plain-text report folded
+min-max spread as error bars and the reproduced article's own figures as hatched bars,
+the article's numbers, and findings), and the experiment's plain-text report folded
 away at the end. An experiment without `sections()` gets its text report only.
 
 Every piece of text from the results is escaped (`html.escape`), so a peer name or an
@@ -24,39 +24,21 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import os
 import re
 from typing import Any, Iterable
 
-from .model import Bar, Chart, Section, Table, fmt_figure
+from .model import Bar, Chart, Section, Table
+from .text import fmt_number
 
-__all__ = ["chart_svg", "draw_chart", "experiment_sections", "fmt_number", "key_findings", "render_html", "text_report", "write_html"]
+__all__ = ["chart_svg", "draw_chart", "experiment_sections", "key_findings", "render_html", "text_report", "write_html"]
 
 #: Bar colors, one per group in order of first appearance (colorblind-friendly, Okabe-Ito).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999", "#000000")
-REFERENCE_LABEL = "seed article (its own machine)"
+REFERENCE_LABEL = "the article (its own machine)"
 
 
 # --------------------------------------------------------------------------- numbers
-
-
-def fmt_number(value: Any) -> str:
-    """A table cell: ints with thousands separators, floats to about three significant digits."""
-    if isinstance(value, bool) or value is None:
-        return "-" if value is None else ("yes" if value else "no")
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        magnitude = abs(value)
-        if magnitude >= 0.1:
-            return fmt_figure(value)
-        if magnitude == 0:
-            return "0"
-        return f"{value:.3g}"
-    return str(value)
 
 
 def _is_numeric_cell(value: Any) -> bool:
@@ -129,7 +111,7 @@ def draw_chart(chart: Chart, out: Any, *, format: str = "svg", ident: str = "cha
             ax.text(end * (1.06 if chart.log else 1.0), y, f"  {fmt_number(float(bar.value))}",
                     va="center", ha="left", fontsize=8, color="#333333")
         ax.set_yticks(positions)
-        ax.set_yticklabels([_mpl_text(bar.label + (" (seed)" if ref else "")) for bar, ref in bars])
+        ax.set_yticklabels([_mpl_text(bar.label + (" (article)" if ref else "")) for bar, ref in bars])
         ax.invert_yaxis()  # first bar on top, as in the table
         if chart.log:
             ax.set_xscale("log")
@@ -313,7 +295,7 @@ def _section_html(section: Section, anchor: str, counter: list[int]) -> str:
         svg = chart_svg(chart, ident=f"c{counter[0]}")
         out.append(f"<figure>{svg}<figcaption class=\"sub\">{_e(chart.title)}</figcaption></figure>")
     if section.seed:
-        out.append("<p class=\"sub\"><strong>The seed article's own figures</strong> (its machine, not this one):</p>")
+        out.append("<p class=\"sub\"><strong>The article's own figures</strong> (its machine, not this one):</p>")
         out.append(_list_html(section.seed, "seed"))
     return "\n".join(part for part in out if part)
 
@@ -341,8 +323,9 @@ def render_html(results: dict[str, Any]) -> str:
     body += [
         "<p>Times are wall-clock medians of the repetitions, with the min-max spread drawn as an "
         "error bar; every variant's output was checked for correctness before it was timed. "
-        "Hatched bars are the seed articles' own figures, measured on their authors' machines years "
-        "ago: compare the ratios, not the absolute numbers.</p>",
+        "Hatched bars are the figures of the articles the experiments reproduce (docs/benchmarks.md "
+        "in amfkit's repository names them), measured on their authors' machines years ago: compare "
+        "the ratios, not the absolute numbers.</p>",
         "<h2 id=\"machine\">Machine</h2>",
         _machine_html(machine),
     ]

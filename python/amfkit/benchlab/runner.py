@@ -11,7 +11,7 @@ Experiment names come first; every other argument goes to each experiment's
 `parse_options` (so `--quick` reaches all of them), except the runner's own:
 
 - `--json PATH`: the results file (every experiment's report, the machine facts, the
-  amfkit version and commit, the command): what `compare` and `readme` read;
+  amfkit version and commit, the command): what `compare` and `markdown` read;
 - `--report PATH`: the HTML report (`report.py`);
 - `--NAME-args "ARGS"`: arguments for experiment NAME only (`--codec-args "--size 50000"`);
 - `--quiet`: no progress display.
@@ -462,7 +462,7 @@ the findings. Exit status 0 when every experiment ran and passed its correctness
 options:
   --quick             a short correctness run (each experiment's own --quick)
   --json PATH         write the results: every experiment's figures, the machine facts and
-                      versions (read by `amfkit bench compare` and the README generator)
+                      versions (read by `amfkit bench compare` and the docs generator)
   --report PATH       write the HTML report: one self-contained file, tables and charts
   --NAME-args "ARGS"  options for experiment NAME only: --codec-args "--size 50000"
   --quiet             no progress display

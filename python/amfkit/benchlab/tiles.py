@@ -1,10 +1,11 @@
-"""The `tiles` experiment (seed 000): the demo's 1000-row tile query in four shapes.
+"""The `tiles` experiment (the Amfphp tiles article): the demo's 1000-row tile query in
+four shapes (docs/benchmarks.md names the articles the lab reproduces).
 
     amfkit bench tiles                        # 50 repetitions per figure (about 10 s)
     python -m amfkit.benchlab.tiles --quick   # 3 repetitions (a few seconds)
     python -m amfkit.benchlab.tiles --links 0.5,2,8,100 --rtt-ms 80 --json out/tiles.json
 
-The seed article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
+The article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
 comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
 string was fastest from request to data-ready. This experiment measures the same query on
 amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo_data` in a
@@ -52,19 +53,19 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import importlib
 import operator
 import sys
 import tempfile
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import Bar, Chart, Section, Table, experiment_main, machine_lines, fmt_factor, fmt_figure, options_dict
+from . import peers as peer_libs
+from .model import Bar, Chart, Section, Table, experiment_main, options_dict, timing_bar
+from .text import fmt_factor, fmt_figure, machine_lines, text_table, timing_cell
 from .timing import machine_facts, measure
 
 __all__ = [
@@ -83,8 +84,10 @@ __all__ = [
 ]
 
 NAME = "tiles"
+#: The article this experiment reproduces (docs/benchmarks.md).
+ARTICLE = "the Amfphp tiles article"
 SUMMARY = (
-    "1000 tiles x 4 shapes, AMF0/AMF3 (seed 000): server phases, bytes with gzip and thresholds, "
+    f"1000 tiles x 4 shapes, AMF0/AMF3 ({ARTICLE}): server phases, bytes with gzip and thresholds, "
     "client decode to rows, computed time to data-ready"
 )
 
@@ -116,7 +119,7 @@ _HEADERS_GZIP = {"content-type": "application/x-amf", "accept-encoding": "gzip"}
 # MySQL 5.0.22, a Dual AMD Opteron 246 at 2.0 GHz; Flash Player 9 clients). Its "mysql"
 # row is the recordset. sd: the standard deviation it gave.
 SEED: dict[str, Any] = {
-    "article": "Flash/Amfphp data transfer: using strings is fastest (TheBroth developer diary, 22 February 2007)",
+    "article": f"{ARTICLE} (TheBroth developer diary, 22 February 2007)",
     "setup": (
         "AMF0; Amfphp 1.9 beta 2 on PHP 4.3.9 (not built with Amfphp's C extension), MySQL 5.0.22, "
         "Dual AMD Opteron 246 2.0 GHz, 2 GB; 1000 rows (slot_number, x, y, color, rotation)"
@@ -237,19 +240,14 @@ def _expected_rows() -> list[tuple[Any, ...]]:
 
 
 def _versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    out: dict[str, str | None] = {"python": sys.version.split()[0], "sqlite": None}
     import sqlite3
 
-    out["sqlite"] = sqlite3.sqlite_version
-    out["zlib"] = zlib.ZLIB_RUNTIME_VERSION
-    for name in ("amfkit", "py3amf"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return {
+        "python": sys.version.split()[0],
+        "sqlite": sqlite3.sqlite_version,
+        "zlib": zlib.ZLIB_RUNTIME_VERSION,
+        **peer_libs.package_versions("amfkit", "py3amf"),
+    }
 
 
 def _m(fn: Callable[[], Any], options: Options, *, slow: bool = False) -> dict[str, Any]:
@@ -275,25 +273,18 @@ class _Peer:
     recordset_class: Any
 
 
-def _py3amf_peers(stack: contextlib.ExitStack, versions: dict[str, str | None], skipped: list[dict[str, str]]) -> list[_Peer]:
+def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) -> list[_Peer]:
     """Py3AMF's remoting decoder, pure Python and (when built) Cython, with the demo's
     `Tile` registered for the run as a Py3AMF client would (unregistered afterwards)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import pyamf  # type: ignore[import-untyped]
-            import pyamf.amf0  # type: ignore[import-untyped]
-            import pyamf.flex  # type: ignore[import-untyped]  # noqa: F401  (Flex's ArrayCollection)
-            import pyamf.remoting  # type: ignore[import-untyped]
+        # amf0 for its RecordSet; flex for Flex's ArrayCollection
+        pyamf = peer_libs.import_py3amf("amf0", "flex", "remoting")
     except ImportError as exc:
         skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
         return []
     from ..demo_services import TILE_ALIAS, Tile
 
-    versions["py3amf"] = str(getattr(pyamf, "__version__", versions.get("py3amf")))
-    if TILE_ALIAS not in pyamf.CLASS_CACHE:
-        pyamf.register_class(Tile, TILE_ALIAS)
-        stack.callback(pyamf.unregister_class, TILE_ALIAS)
+    peer_libs.register_py3amf(stack, pyamf, Tile, TILE_ALIAS)
 
     def decoder(use_ext: bool) -> Callable[[bytes], Any]:
         def decode(data: bytes) -> Any:
@@ -302,15 +293,10 @@ def _py3amf_peers(stack: contextlib.ExitStack, versions: dict[str, str | None], 
         return decode
 
     peers = [_Peer("py3amf", decoder(False), pyamf.amf0.RecordSet)]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            importlib.import_module("cpyamf.amf0")
-            importlib.import_module("cpyamf.amf3")
-    except ImportError:
-        skipped.append({"peer": "py3amf-ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
-    else:
+    if peer_libs.py3amf_ext_built():
         peers.append(_Peer("py3amf-ext", decoder(True), pyamf.amf0.RecordSet))
+    else:
+        skipped.append({"peer": "py3amf-ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
     return peers
 
 
@@ -334,7 +320,7 @@ def run(options: Options) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         peers: list[_Peer] = []
         if options.py3amf:
-            peers = _py3amf_peers(stack, machine["versions"], skipped)
+            peers = _py3amf_peers(stack, skipped)
         else:
             skipped.append({"peer": "py3amf", "reason": "--no-py3amf"})
         workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="amfkit-bench-tiles-"))
@@ -497,8 +483,7 @@ def _run_peer(
         envelope = peer.decode(raw)
         return _py3amf_rows(next(iter(envelope.bodies))[1].body, peer.recordset_class)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Py3AMF warns on some calls (deprecated APIs)
+    with peer_libs.quietly():  # Py3AMF warns on some calls (deprecated APIs)
         try:
             got = client()
         except Exception as exc:
@@ -912,23 +897,6 @@ def _seed_lines() -> list[str]:
     return lines
 
 
-def _timing_cell(timing: dict[str, Any] | None) -> str:
-    if not timing:
-        return "-"
-    w = timing["wall_ms"]
-    return f"{fmt_figure(w['median'])} ({fmt_figure(w['min'])}-{fmt_figure(w['max'])})"
-
-
-def _text_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    cells = [[str(c) for c in headers]] + [[c if isinstance(c, str) else f"{c:,}" for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-
-    def line(r: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-    return [line(cells[0]), line(["-" * w for w in widths]), *(line(r) for r in cells[1:])]
-
-
 def _tables(report: dict[str, Any]) -> dict[str, Table]:
     """The report's tables (display strings, shared by the text report and the sections)."""
     results = report["results"]
@@ -937,12 +905,12 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
         [
             [
                 r["case"],
-                _timing_cell(r["server"]["query"]),
-                _timing_cell(r["server"]["conversion"]),
-                _timing_cell(r["server"]["encoding"]),
+                timing_cell(r["server"]["query"]),
+                timing_cell(r["server"]["conversion"]),
+                timing_cell(r["server"]["encoding"]),
                 fmt_figure(r["server_ms"]),
-                _timing_cell(r["server"]["gateway"]),
-                _timing_cell(r["server"]["gateway_gzip"]),
+                timing_cell(r["server"]["gateway"]),
+                timing_cell(r["server"]["gateway_gzip"]),
             ]
             for r in results
         ],
@@ -983,13 +951,13 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
     for r in results:
         cells: list[Any] = [
             r["case"],
-            _timing_cell(r["client"]["decode"]),
-            _timing_cell(r["client"]["rows"]),
-            _timing_cell(r["client"]["total"]),
+            timing_cell(r["client"]["decode"]),
+            timing_cell(r["client"]["rows"]),
+            timing_cell(r["client"]["total"]),
         ]
         for peer in peers:
             timing = (r.get("peers") or {}).get(peer)
-            cells.append(_timing_cell(timing["total"]) if timing else "-")
+            cells.append(timing_cell(timing["total"]) if timing else "-")
             cells.append(_x(_med(timing["total"]), _med(r["client"]["total"])) if timing else "-")
         client_rows.append(cells)
     client = Table(
@@ -1022,25 +990,25 @@ def format_report(report: dict[str, Any]) -> str:
     opts = report["options"]
     tables = _tables(report)
     out = [
-        f"amfkit bench tiles: the demo's {report['rows']:,}-row tile query (seed 000), 4 shapes x AMF0/AMF3",
+        f"amfkit bench tiles: the demo's {report['rows']:,}-row tile query ({ARTICLE}), 4 shapes x AMF0/AMF3",
         f"times: wall-clock ms, median (min-max) of {opts['repeat']} repetitions after {opts['warmup']} warm-up "
         f"(Py3AMF: {opts['slow_repeat']})",
         "",
         "server, per phase (the query is timed once: every shape runs it):",
-        *_text_table(tables["server"].headers, tables["server"].rows),
+        *text_table(tables["server"].headers, tables["server"].rows),
         "",
         "bytes on the wire (the gateway's gzip()) and gzip times:",
-        *_text_table(tables["wire"].headers, tables["wire"].rows),
+        *text_table(tables["wire"].headers, tables["wire"].rows),
         "",
         "what the gateway sends at each gzip threshold (level 1; gz = compressed):",
-        *_text_table(tables["thresholds"].headers, tables["thresholds"].rows),
+        *text_table(tables["thresholds"].headers, tables["thresholds"].rows),
         "",
         "client: decode (amfkit.remoting.packet.decode) and get rows (list of tuples):",
-        *_text_table(tables["client"].headers, tables["client"].rows),
+        *text_table(tables["client"].headers, tables["client"].rows),
         "",
         f"time to data-ready, COMPUTED (round trip {report['ready']['rtt_ms']:g} ms): {report['ready']['model']}",
         f"article rows: {report['ready']['seed_model']}",
-        *_text_table(tables["ready"].headers, tables["ready"].rows),
+        *text_table(tables["ready"].headers, tables["ready"].rows),
         "",
         "the article's own figures:",
         *(f"  {line}" for line in _seed_lines()),
@@ -1057,11 +1025,6 @@ def format_report(report: dict[str, Any]) -> str:
         out.append(f"skipped {skip['peer']}: {skip['reason']}")
     out += machine_lines(report)
     return "\n".join(out)
-
-
-def _bar(label: str, timing: dict[str, Any] | None, group: str) -> Bar:
-    w = timing["wall_ms"] if timing else {"median": 0.0, "min": 0.0, "max": 0.0}
-    return Bar(label, float(w["median"]), float(w["min"]), float(w["max"]), group)
 
 
 def sections(report: dict[str, Any]) -> list[Section]:
@@ -1081,7 +1044,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         bars = []
         for r in (r for r in results if r["version"] == version):
             for phase in ("query", "conversion", "encoding", "gateway"):
-                bars.append(_bar(f"{r['shape']} {phase if phase != 'gateway' else 'gateway call'}", r["server"][phase], phase))
+                bars.append(timing_bar(f"{r['shape']} {phase if phase != 'gateway' else 'gateway call'}", r["server"][phase], phase))
         reference = []
         if version == 0:
             for shape in ("String", "Array", "RecordSet"):
@@ -1122,11 +1085,11 @@ def sections(report: dict[str, Any]) -> list[Section]:
 
     client_bars = []
     for r in results:
-        client_bars.append(_bar(f"{r['case']} decode", r["client"]["decode"], "amfkit decode"))
-        client_bars.append(_bar(f"{r['case']} rows", r["client"]["rows"], "amfkit rows"))
+        client_bars.append(timing_bar(f"{r['case']} decode", r["client"]["decode"], "amfkit decode"))
+        client_bars.append(timing_bar(f"{r['case']} rows", r["client"]["rows"], "amfkit rows"))
         for peer, timing in (r.get("peers") or {}).items():
             if timing:
-                client_bars.append(_bar(f"{r['case']} {peer} decode + rows", timing["total"], f"{peer} decode + rows"))
+                client_bars.append(timing_bar(f"{r['case']} {peer} decode + rows", timing["total"], f"{peer} decode + rows"))
     client_ref = [
         Bar(f"article {shape} client function ({machine})", v[0], max(v[0] - v[1], 0.0), v[0] + v[1], "article")
         for shape in ("String", "Array", "RecordSet")
@@ -1154,7 +1117,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     )
     return [
         Section(
-            "tiles: server time (seed 000)",
+            f"tiles: server time ({ARTICLE})",
             intro=(
                 "The demo's 1000-row tile query (TileService over SQLite) in four shapes, AMF0 and AMF3. Server time split into "
                 "the SQL query and fetch, the conversion of the rows into the shape, and the encoding of the response packet; "
