@@ -93,13 +93,32 @@ def test_references_and_cycles():
     assert_isomorphic(graph, back)
 
 
-def test_a_date_takes_no_reference_table_entry():
-    # [date, obj, obj]: the second obj is reference 1 (array 0, obj 1), not 2.
+def test_dates_and_xml_take_reference_table_entries_as_flash_player_counts_them():
+    # [date, obj, obj]: the second obj is reference 2 (array 0, date 1, obj 2). The AMF0
+    # specification lists only objects and arrays as referenceable; Flash Player numbers
+    # dates and XML documents too, and a reader that does not would take reference 1 for
+    # the date.
     obj = {"a": 1}
     data = amf0.encode([dt.datetime(2000, 1, 1), obj, obj])
-    assert data.endswith(b"\x07\x00\x01")
+    assert data.endswith(b"\x07\x00\x02")
     back = amf0.decode(data)
-    assert back[1] is back[2]
+    assert back[1] is back[2] and back[1] == obj
+    xml = amfkit.XMLDocument("<a/>")
+    data = amf0.encode([xml, obj, obj])
+    assert data.endswith(b"\x07\x00\x02")
+
+
+def test_the_same_date_or_xml_twice_is_a_reference_to_the_same_object():
+    when = dt.datetime(2001, 2, 3, 4, 5, 6)
+    xml = amfkit.XMLDocument("<a/>")
+    data = amf0.encode([when, xml, when, xml])
+    assert data.endswith(b"\x07\x00\x01\x07\x00\x02")
+    back = amf0.decode(data)
+    assert back[0] == when and back[0] is back[2] and back[1] is back[3]
+    # written by hand: a date at index 1, then a reference to it
+    raw = b"\x0a\x00\x00\x00\x02\x0b" + struct.pack(">dh", 0.0, 0) + b"\x07\x00\x01"
+    first, again = amf0.decode(raw)
+    assert first is again and first == dt.datetime(1970, 1, 1)
 
 
 def test_avmplus_switch_for_what_amf0_cannot_carry():

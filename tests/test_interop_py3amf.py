@@ -489,14 +489,11 @@ BYTE_IDENTICAL: list[tuple[str, tuple[int, ...], Callable[[], Any], Any, dict[in
     ),
     ("date", (AMF0, AMF3), lambda: datetime.date(2020, 1, 2), SAME, {AMF0: "0b 42 76 f6 38 d4 40 00 00 00 00", AMF3: "08 01 42 76 f6 38 d4 40 00 00"}),
     (
-        "shared-datetime",  # AMF3 references dates; AMF0 does not
-        (AMF0, AMF3),
+        "shared-datetime",  # AMF0: test_amf0_shared_date_is_a_reference_as_flash_player_writes_it
+        (AMF3,),
         lambda: (lambda d: [d, d])(datetime.datetime(2020, 1, 2)),
         SAME,
-        {
-            AMF0: "0a 00 00 00 02 0b 42 76 f6 38 d4 40 00 00 00 00 0b 42 76 f6 38 d4 40 00 00 00 00",
-            AMF3: "09 05 01 08 01 42 76 f6 38 d4 40 00 00 08 02",
-        },
+        {AMF3: "09 05 01 08 01 42 76 f6 38 d4 40 00 00 08 02"},
     ),
     ("bytes-as-bytearray", (AMF0, AMF3), lambda: b"ab", lambda: pyamf.amf3.ByteArray(b"ab"), {AMF0: '11 0c 05 "ab"', AMF3: '0c 05 "ab"'}),
     (
@@ -598,45 +595,62 @@ DATE_2020_HEX = "42 76 f6 38 d4 40 00 00"
 NUMBER_1_HEX = "3f f0 00 00 00 00 00 00"
 
 
-def test_amf0_date_is_not_referenceable() -> None:
-    # docs/py3amf.md "AMF0 references": the spec's AMF0 reference table holds objects,
-    # typed objects, strict arrays and ECMA arrays only. Py3AMF's decoder also counts a
-    # Date, so it misreads a spec-conformant stream (its own encoder's included).
+def test_amf0_date_takes_a_reference_index_as_flash_player_counts() -> None:
+    # docs/py3amf.md "AMF0 references": Flash Player gives every Date (and XML document)
+    # an AMF0 reference index, although the specification's list does not name them.
+    # Py3AMF's decoder counts them as Flash Player does; its encoder does not, so its own
+    # streams misdecode (in its reader and in amfkit's): reference 1 is the Date.
     obj = {"a": 1}
-    spec = h(f'0a 00 00 00 03 0b {DATE_2020_HEX} 00 00 03 00 01 "a" 00 {NUMBER_1_HEX} 00 00 09 07 00 01')
-    assert amfkit.amf0.encode([DATE_2020, obj, obj]) == spec
-    assert peers.encode([DATE_2020, obj, obj], AMF0) == spec
-
-    mine = amfkit.amf0.decode(spec)
+    flash = h(f'0a 00 00 00 03 0b {DATE_2020_HEX} 00 00 03 00 01 "a" 00 {NUMBER_1_HEX} 00 00 09 07 00 02')
+    assert amfkit.amf0.encode([DATE_2020, obj, obj]) == flash
+    mine = amfkit.amf0.decode(flash)
     assert mine == [DATE_2020, {"a": 1}, {"a": 1}] and mine[2] is mine[1]
+    theirs = peers.decode(flash, AMF0)
+    assert theirs[2] is theirs[1] and theirs[1] == {"a": 1}
 
-    theirs = peers.decode(spec, AMF0)
-    assert theirs[2] is theirs[0]  # reference 1 resolved to the Date, not the object
-    assert theirs[2] == DATE_2020
+    py3amf_bytes = peers.encode([DATE_2020, obj, obj], AMF0)
+    assert py3amf_bytes == flash[:-1] + b"\x01"  # reference 1: the Date, for Flash Player
+    assert peers.decode(py3amf_bytes, AMF0)[2] == DATE_2020
+    assert amfkit.amf0.decode(py3amf_bytes)[2] == DATE_2020
 
 
 def test_amf0_date_shifts_later_references() -> None:
-    # Same bug, one position later: reference 2 should be the object, Py3AMF gives the list.
+    # The same, one position later: Flash Player numbers [Date, [1], obj, obj] as
+    # 0, 1, 2, 3, so the last value is reference 3; Py3AMF writes 2 (the list).
     obj = {"a": 1}
     value = [DATE_2020, [1], obj, obj]
     data = amfkit.amf0.encode(value)
-    assert data == peers.encode(value, AMF0)
-    assert data.endswith(h("07 00 02"))
+    assert data.endswith(h("07 00 03"))
     mine = amfkit.amf0.decode(data)
     assert mine[3] is mine[2]
     theirs = peers.decode(data, AMF0)
-    assert theirs[3] is theirs[1] and theirs[3] == [1]
+    assert theirs[3] is theirs[2] and theirs[3] == {"a": 1}
+    py3amf_bytes = peers.encode(value, AMF0)
+    assert py3amf_bytes == data[:-1] + b"\x02"
+    assert amfkit.amf0.decode(py3amf_bytes)[3] == [1]
 
 
-def test_amf0_xml_document_is_not_referenceable() -> None:
+def test_amf0_xml_document_takes_a_reference_index() -> None:
     # docs/py3amf.md "AMF0 references": the same for the XML document marker 0x0F.
     obj = {"a": 1}
-    spec = h(f'0a 00 00 00 03 0f 00 00 00 04 "<a/>" 03 00 01 "a" 00 {NUMBER_1_HEX} 00 00 09 07 00 01')
-    assert amfkit.amf0.encode([amfkit.XMLDocument("<a/>"), obj, obj]) == spec
-    mine = amfkit.amf0.decode(spec)
+    flash = h(f'0a 00 00 00 03 0f 00 00 00 04 "<a/>" 03 00 01 "a" 00 {NUMBER_1_HEX} 00 00 09 07 00 02')
+    assert amfkit.amf0.encode([amfkit.XMLDocument("<a/>"), obj, obj]) == flash
+    mine = amfkit.amf0.decode(flash)
     assert mine[2] is mine[1] and mine[1] == {"a": 1}
-    theirs = peers.decode(spec, AMF0)
-    assert theirs[2] is theirs[0] and theirs[0].tag == "a"
+    theirs = peers.decode(flash, AMF0)
+    assert theirs[2] is theirs[1] and theirs[1] == {"a": 1}
+
+
+def test_amf0_shared_date_is_a_reference_as_flash_player_writes_it() -> None:
+    # The same datetime twice: amfkit writes a reference to index 1 (Flash Player's
+    # numbering); Py3AMF writes the Date twice. Each reads the other's bytes.
+    when = datetime.datetime(2020, 1, 2)
+    mine = amfkit.amf0.encode([when, when])
+    assert mine == h("0a 00 00 00 02 0b 42 76 f6 38 d4 40 00 00 00 00 07 00 01")
+    assert peers.decode(mine, AMF0) == [when, when]
+    theirs = peers.encode([when, when], AMF0)
+    assert theirs == h("0a 00 00 00 02 0b 42 76 f6 38 d4 40 00 00 00 00 0b 42 76 f6 38 d4 40 00 00 00 00")
+    assert amfkit.amf0.decode(theirs) == [when, when]
 
 
 def test_amf0_values_after_the_avmplus_switch_are_not_amf0_references() -> None:

@@ -493,8 +493,14 @@ impl ValueWriter {
             Value::Integer(i) => enc.amf0_number(*i as f64),
             Value::Number(d) => enc.amf0_number(*d),
             Value::String(s) => enc.amf0_string(s)?,
-            Value::Date { millis, tz } => enc.amf0_date(*millis, tz.unwrap_or(0)),
-            Value::Xml { text, .. } => enc.amf0_xml(text)?,
+            Value::Date { millis, tz } => {
+                enc.amf0_register(None);
+                enc.amf0_date(*millis, tz.unwrap_or(0));
+            }
+            Value::Xml { text, .. } => {
+                enc.amf0_register(None);
+                enc.amf0_xml(text)?;
+            }
             Value::Unsupported => enc.amf0_unsupported(),
             Value::Reference(index) => enc.amf0_write_reference(*index)?,
             Value::Amf3(inner) => {

@@ -143,24 +143,36 @@ fn amf0_object_reference_and_avmplus() {
 }
 
 #[test]
-fn amf0_date_is_not_referenceable() {
-    // strict array [date, object, reference 1] : the reference names the object (index
-    // 1, after the array itself at 0), because a date takes no table entry.
-    let mut b = vec![0x0a, 0, 0, 0, 3];
+fn amf0_dates_and_xml_take_table_slots_as_flash_player_numbers_them() {
+    // strict array [date, xml, object, reference 3]: the array is entry 0, the date 1,
+    // the XML document 2 and the object 3 (the AMF0 specification lists only objects
+    // and arrays as referenceable; Flash Player counts dates and XML too).
+    let mut b = vec![0x0a, 0, 0, 0, 4];
     b.push(0x0b);
     b.extend_from_slice(&0f64.to_be_bytes());
     b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(&[0x0f, 0, 0, 0, 3, b'<', b'a', b'>']);
     b.extend_from_slice(&[0x03, 0, 1, b'a', 0x05, 0, 0, 0x09]);
-    b.extend_from_slice(&[0x07, 0, 1]);
+    b.extend_from_slice(&[0x07, 0, 3]);
     let v = Value::from_amf0(&b).unwrap();
     match &v {
         Value::Array { dense, .. } => {
             assert!(matches!(dense[0], Value::Date { .. }));
-            assert_eq!(dense[2], Value::Reference(1));
+            assert!(matches!(dense[1], Value::Xml { .. }));
+            assert_eq!(dense[3], Value::Reference(3));
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(v.to_amf0().unwrap(), b);
+    // one past the table (four entries: the array, the date, the XML, the object)
+    let last = b.len() - 1;
+    b[last] = 4;
+    let e = Value::from_amf0(&b).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("object reference 4 is out of range (the table has 4)"),
+        "{e}"
+    );
 }
 
 #[test]

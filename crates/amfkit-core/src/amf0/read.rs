@@ -48,8 +48,8 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
                 let millis = self.bytes.f64()?;
                 let tz = self.bytes.i16()?;
                 self.count_object()?;
-                // Not a referenceable type in AMF0 (specification section 2.1's list).
-                v.date(millis, Some(tz))
+                let value = v.date(millis, Some(tz))?;
+                self.amf0_leaf(v, value)
             }
             m::LONG_STRING => {
                 let len = self.bytes.u32()? as usize;
@@ -61,7 +61,8 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
                 self.check_size("xml length", len)?;
                 let text = self.bytes.utf8("xml length", len as usize)?;
                 self.count_object()?;
-                v.xml(XmlKind::Document, text)
+                let value = v.xml(XmlKind::Document, text)?;
+                self.amf0_leaf(v, value)
             }
             m::TYPED_OBJECT => {
                 let name = self.read_utf()?;
@@ -82,6 +83,19 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
                 start,
             )),
         }
+    }
+
+    /// Give a date or an XML document its slot in the reference table. The AMF0
+    /// specification lists only objects and arrays as referenceable, but Flash Player
+    /// numbers every Date and XML document too, and refers to them (a .sol file Flash
+    /// wrote, stored by Ruffle's `amf0_serde_suite` test, numbers its references only
+    /// that way), so amfkit reads and writes AMF0 as Flash Player does.
+    #[inline]
+    fn amf0_leaf(&mut self, v: &mut V, value: V::Value) -> Result<V::Value> {
+        let index = self.refs0.len() as u32;
+        let entry = v.handle(index, &value);
+        self.refs0.push(entry);
+        Ok(value)
     }
 
     fn amf0_string(&mut self, v: &mut V, len: usize) -> Result<V::Value> {

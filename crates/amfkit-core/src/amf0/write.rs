@@ -87,7 +87,8 @@ impl Encoder {
     }
 
     /// Take the next AMF0 table index (every object, typed object, ECMA and strict
-    /// array takes one), keyed by `id` the first time it is seen.
+    /// array, date and XML document takes one, as Flash Player counts them), keyed by
+    /// `id` the first time it is seen.
     #[inline]
     pub fn amf0_register(&mut self, id: Option<usize>) -> u32 {
         let index = self.next0;
@@ -132,6 +133,8 @@ impl Encoder {
         self.amf0_u32_len(m::STRICT_ARRAY, count, "strict array")
     }
 
+    /// A date; like every referenceable value, the caller took its table index first
+    /// ([`Encoder::amf0_reference`] or [`Encoder::amf0_register`]).
     #[inline]
     pub fn amf0_date(&mut self, millis: f64, tz: i16) {
         self.out.u8(m::DATE);
@@ -139,6 +142,7 @@ impl Encoder {
         self.out.i16(tz);
     }
 
+    /// An XML document; the caller took its table index first, as for a date.
     pub fn amf0_xml(&mut self, s: &str) -> Result<()> {
         self.amf0_u32_len(m::XML_DOCUMENT, s.len(), "xml document")?;
         self.out.bytes(s.as_bytes());

@@ -173,15 +173,26 @@ impl<'py> PyEncoder<'py> {
             Cold::TypedObject => return self.amf0_typed_object(obj),
             Cold::Table => return self.amf0_table(obj),
             Cold::MixedArray => return self.amf0_ecma(obj),
+            // Dates and XML take a table slot (as Flash Player numbers them): the same
+            // object written twice is a reference.
             Cold::Xml { .. } => {
+                if self.amf0_ref(obj) {
+                    return Ok(());
+                }
                 let s = self.str_of(p)?;
                 return self.enc.amf0_xml(s);
             }
             Cold::AmfDate => {
+                if self.amf0_ref(obj) {
+                    return Ok(());
+                }
                 let (millis, tz) = self.amf_date(obj)?;
                 self.enc.amf0_date(millis, tz);
             }
             Cold::DateTime => {
+                if self.amf0_ref(obj) {
+                    return Ok(());
+                }
                 let millis = self.millis(obj)?;
                 self.enc.amf0_date(millis, 0);
             }
