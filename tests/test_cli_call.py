@@ -12,7 +12,7 @@ from servers import serve_asgi
 
 @pytest.fixture(scope="module")
 def demo_url(tmp_path_factory):
-    from amfkit.demo_server import build
+    from amfkit.demo.app import build
 
     gateway = build(tmp_path_factory.mktemp("demo") / "tiles.sqlite3")
     with serve_asgi(gateway) as server:

@@ -1,6 +1,6 @@
-"""The demo: its SQLite database, its services (echo, the seed 000 tiles in four shapes and
-paged, the seed 003 instrument prices), called through `Services` and through the demo
-`Gateway` in process (httpx's ASGI transport)."""
+"""The demo: its SQLite database, its services (echo, the Amfphp tiles article's tiles in
+four shapes and paged, the Protocol Buffers article's instrument prices), called through
+`Services` and through the demo `Gateway` in process (httpx's ASGI transport)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 import amfkit
-from amfkit import amf0, amf3, demo_data, demo_server
-from amfkit.demo_services import (
+from amfkit import amf0, amf3
+from amfkit.demo import app as demo_app, data as demo_data
+from amfkit.demo.services import (
     TILE_COLUMNS,
     DemoError,
     InstrumentPriceLarge,
@@ -338,7 +339,7 @@ def test_shape_sizes_reproduce_the_article_and_beat_it_in_amf3(services):
 
 @pytest.fixture(scope="module")
 def gateway(db_path):
-    return demo_server.build(db_path)
+    return demo_app.build(db_path)
 
 
 def run(coro):
@@ -463,16 +464,16 @@ def test_gateway_wire_sizes_with_and_without_gzip(gateway, services, version):
         assert gz_body == body  # httpx inflated it
 
 
-def test_demo_server_app_is_built_lazily(monkeypatch, tmp_path):
+def test_demo_app_is_built_lazily(monkeypatch, tmp_path):
     from amfkit.remoting.gateway import Gateway
 
     monkeypatch.setenv("AMFKIT_DEMO_DB", str(tmp_path / "lazy.sqlite3"))
-    monkeypatch.setattr(demo_server, "_app", None)
+    monkeypatch.setattr(demo_app, "_app", None)
     assert not (tmp_path / "lazy.sqlite3").exists()
-    app = demo_server.app
-    assert isinstance(app, Gateway) and demo_server.app is app
+    app = demo_app.app
+    assert isinstance(app, Gateway) and demo_app.app is app
     assert (tmp_path / "lazy.sqlite3").exists()
     assert set(app.services.names()) == {"EchoService", "InstrumentPriceService", "PageableResult", "TileService"}
     with pytest.raises(AttributeError):
-        demo_server.nothing_here  # noqa: B018
+        demo_app.nothing_here  # noqa: B018
     assert os.environ["AMFKIT_DEMO_DB"].endswith("lazy.sqlite3")

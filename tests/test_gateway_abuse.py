@@ -64,7 +64,7 @@ def test_gateway_stays_up_under_abuse(tmp_path: Path) -> None:
     server = abuse.start_server(tmp_path, header_timeout=HEADER_TIMEOUT, body_timeout=BODY_TIMEOUT)
     try:
         pid, started = server.pid, server.start_time()
-        from amfkit.demo_services import TileService
+        from amfkit.demo.services import TileService
 
         tiles = TileService(tmp_path / "demo.sqlite3")
         expected = {"string": tiles.getTilesAsString(2), "array": tiles.getTilesAsArray(2)}

@@ -1,13 +1,13 @@
 """How the gateway's gzip defaults were chosen, kept as a runnable measurement.
 
-    python tests/test_gateway_gzip.py          # prints the table quoted in amfkit.remoting.http
+    python tests/test_gateway_gzip.py          # prints the table quoted in docs/gateway.md
 
-For each response (the seed 000 tile rows as AMF0 objects, as AMF3 typed objects inside a
-Flex AcknowledgeMessage, and as the comma-separated string, 1 to 5000 rows) it measures
-the gzip size and the time to compress and to decompress at a zlib level, and from them
-the *break-even link speed*: the bandwidth below which sending the gzipped body (after
-compressing and decompressing it) is faster than sending it as is. The tests below check
-the facts the defaults rest on, not the timings' exact values.
+For each response (the Amfphp tiles article's rows as AMF0 objects, as AMF3 typed objects
+inside a Flex AcknowledgeMessage, and as the comma-separated string, 1 to 5000 rows) it
+measures the gzip size and the time to compress and to decompress at a zlib level, and
+from them the *break-even link speed*: the bandwidth below which sending the gzipped body
+(after compressing and decompressing it) is faster than sending it as is. The tests below
+check the facts the defaults rest on, not the timings' exact values.
 """
 
 from __future__ import annotations

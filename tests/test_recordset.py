@@ -117,7 +117,7 @@ def amf0_recordset(columns, rows, *, total=None, service="PageableResult", id=No
 
 
 def tile_rows(count: int = 1000) -> list[tuple]:
-    from amfkit import demo_data
+    from amfkit.demo import data as demo_data
 
     return list(demo_data.tiles(1, count))
 
@@ -125,7 +125,7 @@ def tile_rows(count: int = 1000) -> list[tuple]:
 @pytest.fixture(scope="module")
 def tiles_db():
     db = sqlite3.connect(":memory:")
-    from amfkit import demo_data
+    from amfkit.demo import data as demo_data
 
     db.execute(demo_data.SCHEMA)
     db.executemany("INSERT INTO tiles VALUES (?, ?, ?, ?, ?, ?, ?)", tile_rows())
@@ -407,7 +407,7 @@ def test_postgresql_cursor_gives_the_same_bytes_as_sqlite(postgres, tiles_db):  
     import psycopg
     from psycopg.rows import dict_row
 
-    from amfkit import demo_data
+    from amfkit.demo import data as demo_data
 
     with psycopg.connect(postgres.conninfo, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS tiles")

@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 import amfkit
-from amfkit import demo_services
+from amfkit.demo import services as demo_services
 from amfkit.benchlab import instruments, model
 from amfkit.benchlab.graphdiff import first_difference
 

@@ -5,7 +5,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Deepest nesting of containers (arrays, objects, vectors, dictionaries, AVM+
-    /// switches). The deepest of 73 real .sol files is 9.
+    /// switches). The deepest nesting in the 73 real .sol files of flash-lso's test corpus
+    /// (repository ruffle-rs/rust-flash-lso, `flash-lso/tests/sol/`) is 9.
     pub max_depth: u32,
     /// Total complex values (objects, arrays, dates, byte arrays, ...) one decode may
     /// create, references excluded.

@@ -62,7 +62,7 @@ async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 def _py3amf_app() -> Any:
-    from ..demo_services import EchoService, TileService
+    from ..demo.services import EchoService, TileService
     from .peers import import_py3amf
 
     WSGIGateway = import_py3amf("remoting.gateway.wsgi").remoting.gateway.wsgi.WSGIGateway

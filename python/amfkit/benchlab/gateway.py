@@ -6,7 +6,7 @@ Each server runs under uvicorn (httptools, uvloop, one worker, no access log) in
 process on 127.0.0.1, and `wrk` (a C load generator; `make bench` installs it) sends the
 same request for a few seconds over N keep-alive connections:
 
-- `amfkit`: the demo gateway (`amfkit.demo_server:app`);
+- `amfkit`: the demo gateway (`amfkit.demo.app:app`);
 - `py3amf`: Py3AMF's WSGI gateway over the same demo services (uvicorn's WSGI interface);
 - `bare`: an ASGI app answering every POST with the echo call's pre-encoded answer: the
   floor, what a gateway costs nothing above.
@@ -207,7 +207,7 @@ def _wrk(url: str, case: Case, options: Options, workdir: str) -> dict[str, Any]
 
 def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
     """Each tile call's time in process: `Gateway.respond`, no HTTP."""
-    from ..demo_server import build
+    from ..demo.app import build
 
     gateway = build(db)
     out: dict[str, dict[str, float]] = {}
@@ -231,7 +231,7 @@ def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
 def run(options: Options) -> dict[str, Any]:
     if shutil.which("wrk") is None:
         raise RuntimeError("wrk is not installed (apt-get install wrk; `make bench` does it)")
-    from ..demo_data import ensure_database
+    from ..demo.data import ensure_database
 
     machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "py3amf"))
     started = time.perf_counter()
@@ -239,7 +239,7 @@ def run(options: Options) -> dict[str, Any]:
         db = str(ensure_database(os.path.join(workdir, "tiles.sqlite3")))
         env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db}
         servers = {
-            "amfkit": ("amfkit.demo_server:app", False),
+            "amfkit": ("amfkit.demo.app:app", False),
             "py3amf": ("amfkit.benchlab.apps:py3amf_wsgi", True),
             "bare": ("amfkit.benchlab.apps:bare", False),
         }

@@ -5,7 +5,7 @@ AMF3 against Protocol Buffers (docs/benchmarks.md names the articles the lab rep
     python -m amfkit.benchlab.instruments --quick   # 1,000 calls, 1 repetition (seconds)
     python -m amfkit.benchlab.instruments --messages small --packets 100,10000 --json out/i.json
 
-The messages are `amfkit.demo_services`' InstrumentPriceSmall, -Medium and -Large (the
+The messages are `amfkit.demo.services`' InstrumentPriceSmall, -Medium and -Large (the
 classes `InstrumentPriceService` serves, registered with amfkit as sealed typed objects):
 Small has two ints, two strings and two nested ValueDate objects (three ints each);
 Medium twice the fields, Large three times. `instruments.proto` declares the same
@@ -216,7 +216,7 @@ def _protobuf_facts() -> dict[str, Any]:
 
 
 def _price_classes() -> dict[str, Any]:
-    from .. import demo_services
+    from ..demo import services as demo_services
 
     return {
         "small": demo_services.InstrumentPriceSmall,
@@ -266,7 +266,7 @@ def _same(value: Any) -> Any:
 
 def _demo_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     """alias -> (class, sealed members) of the demo's ValueDate and InstrumentPrice classes."""
-    from .. import demo_services
+    from ..demo import services as demo_services
 
     classes = (demo_services.ValueDate, *_price_classes().values())
     return {f"org.amfkit.demo.{cls.__name__}": (cls, tuple(getattr(cls, "FIELDS", None) or cls.__slots__)) for cls in classes}
@@ -299,7 +299,7 @@ def _protobuf_peers(message: str, keys: tuple[str, ...], versions: dict[str, Any
     facts = _protobuf_facts()
     versions["protobuf"] = f"{facts['protobuf']} ({facts['backend']})"
     versions["grpcio-tools"] = facts["grpcio_tools"]
-    from ..demo_services import ValueDate
+    from ..demo.services import ValueDate
 
     cls = _price_classes()[message]
     msg_cls = getattr(pb, cls.__name__)
@@ -382,7 +382,7 @@ def _py3amf_peers(pyamf: ModuleType, use_ext: bool) -> list[Peer]:
 def _orjson_peers(message: str, versions: dict[str, Any]) -> list[Peer]:
     import orjson
 
-    from ..demo_services import ValueDate
+    from ..demo.services import ValueDate
 
     versions["orjson"] = peer_libs.package_version("orjson")
     cls = _price_classes()[message]
@@ -584,7 +584,7 @@ def run(options: Options) -> dict[str, Any]:
     unknown = [m for m in options.messages if m not in MESSAGES] + [p for p in options.peers if p not in PEER_KEYS]
     if unknown:
         raise ValueError(f"unknown message or peer name(s): {', '.join(unknown)}")
-    from ..demo_services import instrument_price
+    from ..demo.services import instrument_price
 
     report_progress = options.progress or (lambda message, done=None, total=None: None)
     versions: dict[str, Any] = {"python": sys.version.split()[0]}

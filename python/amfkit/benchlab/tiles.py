@@ -8,7 +8,7 @@ four shapes (docs/benchmarks.md names the articles the lab reproduces).
 The article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
 comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
 string was fastest from request to data-ready. This experiment measures the same query on
-amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo_data` in a
+amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo.data` in a
 temporary directory), in its four shapes (string, array of objects, recordset, typed
 objects) and in AMF0 and AMF3:
 
@@ -25,8 +25,8 @@ objects) and in AMF0 and AMF3:
    compresses at each threshold (0, 1 KiB: amfkit's default, 5 KiB: the article's
    setting, 25 KiB: Amfphp's default), checked against a real gateway at that threshold.
 3. **Client**: the time to decode the answer (`amfkit.remoting.packet.decode`, what a
-   Python client uses) and to get it into rows (a list of tuples; the string is split
-   by `demo_services.parse_tiles_string`); beside it Py3AMF's remoting decoder as the
+   Python client uses) and to get it into rows (a list of tuples; the string is split by
+   `amfkit.demo.services.parse_tiles_string`); beside it Py3AMF's remoting decoder as the
    slow client, pure Python and with its Cython extension when that is built (`Tile` is
    registered with Py3AMF for the run, as its client would; `--no-py3amf` leaves it out).
 4. **Data-ready** time at a few link speeds, *computed* (not measured) from the figures
@@ -35,8 +35,8 @@ objects) and in AMF0 and AMF3:
    HTTP headers and the request's own bytes.
 
 Before anything is timed every case is checked: the rows the query returns are the
-generator's (`demo_data.tiles`); the packet built from the phases is byte for byte the
-gateway's answer; the client's rows equal the query's rows (for amfkit and Py3AMF); both
+generator's (`amfkit.demo.data.tiles`); the packet built from the phases is byte for byte
+the gateway's answer; the client's rows equal the query's rows (for amfkit and Py3AMF); both
 gzip levels inflate back to the packet; the gateway's gzip answers inflate back to it and
 have the expected size at every threshold. A failed check is reported and that case is
 not timed.
@@ -175,7 +175,7 @@ class Options:
 def _conversions() -> dict[str, Callable[[list[tuple[Any, ...]], int], Any]]:
     """Rows -> each shape, as `TileService` builds it (the check compares the bytes)."""
     from ..data.recordset import RecordSet
-    from ..demo_services import TILE_ALIAS, TILE_COLUMNS, Tile
+    from ..demo.services import TILE_ALIAS, TILE_COLUMNS, Tile
     from ..remoting.services import Context
 
     contexts = {0: Context(protocol="amf0"), 3: Context(protocol="amf3")}
@@ -200,7 +200,7 @@ def rows_of(value: Any) -> list[tuple[Any, ...]]:
     (n, x, y, c, r) each: the string is split; the AS2 recordset's rows are arrays in
     `columnNames` order; objects are read by member name (dicts by key, `Tile` by
     attribute)."""
-    from ..demo_services import TILE_COLUMNS, parse_tiles_string
+    from ..demo.services import TILE_COLUMNS, parse_tiles_string
 
     if isinstance(value, str):
         return parse_tiles_string(value)
@@ -220,7 +220,7 @@ def rows_of(value: Any) -> list[tuple[Any, ...]]:
 
 def _py3amf_rows(value: Any, recordset_class: Any) -> list[tuple[Any, ...]]:
     """The same step for Py3AMF's decoded values (its AS2 RecordSet keeps `columns`, `items`)."""
-    from ..demo_services import TILE_COLUMNS
+    from ..demo.services import TILE_COLUMNS
 
     if isinstance(value, recordset_class):
         columns = list(value.columns)
@@ -231,7 +231,7 @@ def _py3amf_rows(value: Any, recordset_class: Any) -> list[tuple[Any, ...]]:
 
 def _expected_rows() -> list[tuple[Any, ...]]:
     """The rows the query must return, from the demo data's generator."""
-    from .. import demo_data
+    from ..demo import data as demo_data
 
     return [(slot, x, y, color, rotation) for _, slot, x, y, _, color, rotation in demo_data.tiles(SET_ID, demo_data.SETS[SET_ID])]
 
@@ -282,7 +282,7 @@ def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) ->
     except ImportError as exc:
         skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
         return []
-    from ..demo_services import TILE_ALIAS, Tile
+    from ..demo.services import TILE_ALIAS, Tile
 
     peer_libs.register_py3amf(stack, pyamf, Tile, TILE_ALIAS)
 
@@ -302,8 +302,8 @@ def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) ->
 
 def run(options: Options) -> dict[str, Any]:
     """Run the experiment; return the report (JSON-ready)."""
-    from .. import demo_data, demo_server
-    from ..demo_services import TILE_QUERY  # the query TileService runs
+    from ..demo import app as demo_app, data as demo_data
+    from ..demo.services import TILE_QUERY  # the query TileService runs
     from ..remoting import http as amf_http
     from ..remoting import packet
 
@@ -329,8 +329,8 @@ def run(options: Options) -> dict[str, Any]:
         stack.callback(loop.close)
         conn = demo_data.connect(db_path)
         stack.callback(conn.close)
-        gateway = demo_server.build(db_path, gzip_threshold=None)
-        gateway_gz = demo_server.build(db_path)  # amfkit's defaults: 1 KiB, level 1
+        gateway = demo_app.build(db_path, gzip_threshold=None)
+        gateway_gz = demo_app.build(db_path)  # amfkit's defaults: 1 KiB, level 1
         try:
             # -- the query: checked against the generator, timed once (every shape runs it)
             progress("query")

@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     serve.add_argument("app", nargs="?", metavar="MODULE:ATTR", help="the ASGI app to serve (omit with --demo)")
-    serve.add_argument("--demo", action="store_true", help="serve the demo gateway (amfkit.demo_server:app)")
+    serve.add_argument("--demo", action="store_true", help="serve the demo gateway (amfkit.demo.app:app)")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8000, help="the TCP port (default 8000)")
     serve.add_argument(
@@ -412,7 +412,7 @@ def _bench(argv: list[str]) -> int:
     return bench_main(argv)
 
 
-DEMO_APP = "amfkit.demo_server:app"
+DEMO_APP = "amfkit.demo.app:app"
 # Per worker. Past it uvicorn answers 503 at once, which is cheaper than queueing work
 # the event loop cannot get to: at ~10,000 calls a second a worker takes 100 ms to work
 # through 1,000 requests. An idle connection costs the server about 4 KiB and a file
@@ -434,12 +434,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.path.insert(0, os.getcwd())
     if args.demo and args.workers > 1 and not os.environ.get("AMFKIT_DEMO_DB"):
         # Create the demo database once, here, and point every worker at it.
-        try:
-            from amfkit.demo_data import ensure_database
+        from amfkit.demo.data import ensure_database
 
+        try:
             os.environ["AMFKIT_DEMO_DB"] = str(ensure_database())
-        except ImportError:
-            raise CLIError("the demo gateway (amfkit.demo_data) is not part of this amfkit build") from None
         except OSError as e:
             raise CLIError(f"cannot create the demo database: {e}") from None
     if args.body_timeout is not None:
@@ -500,18 +498,11 @@ def _check_app(target: str, *, demo: bool) -> None:
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise CLIError(f"{target!r} is not MODULE:ATTR (for example myapp:gateway)")
-    if demo:
-        from importlib.util import find_spec
-
-        try:
-            found = find_spec(module_name) is not None
-        except ImportError:
-            found = False
-        if not found:
-            raise CLIError(f"the demo gateway ({module_name}) is not part of this amfkit build")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
+        if demo:
+            raise CLIError(f"cannot import the demo gateway ({module_name}): {e}") from None
         if getattr(e, "name", None) == module_name:
             raise CLIError(f"cannot import {module_name!r}: no such module (run from the directory holding it)") from None
         raise CLIError(f"cannot import {module_name!r}: {e}") from None

@@ -1,24 +1,10 @@
-"""The demo's SQLite database: the seed 000 article's tile table, made on first use.
+"""The demo's SQLite database: the Amfphp tiles article's tile table, made on first use.
 
-The article (Amfphp, 2007) sent 1000 rows of a mosaic's tiles to a Flash client; its
-MySQL table was
-
-    thebroth_experiment(set_id, slot_number, x, y, move_number, color, rotation)
-
-and every query selected `slot_number, x, y, color, rotation` for one set. The demo keeps
-that table as `tiles` with deterministic data: set 1 has 1000 tiles (the article's
-SLOTSCOUNT) and set 2 has 24, so a query for one set is a real filter. The same rows
-come out on every machine, so sizes on the wire are comparable between runs.
-
-Where the file goes (first match):
-1. the `path` argument (`amfkit serve --demo --db PATH`, `demo_server.build(db_path)`);
-2. the `AMFKIT_DEMO_DB` environment variable;
-3. `$XDG_CACHE_HOME/amfkit/demo-tiles-v1.sqlite3` (`~/.cache/...` when unset);
-4. if that directory cannot be written, `<temp dir>/amfkit-<uid>/demo-tiles-v1.sqlite3`.
-
-An existing file is used when it holds the expected data (checked by schema version
-and row counts); otherwise it is rebuilt. A new file is written beside its final name
-and renamed into place, so several workers starting at once never see half a database.
+Set 1 holds the article's 1000 tiles and set 2 holds 24, the same on every machine, so
+sizes on the wire compare between runs and with the article's figures.
+`ensure_database(path=None)` returns the file's path, building or rebuilding it when it
+does not hold the expected data; without a path, `default_path()` says where it goes.
+docs/gateway.md (The demo gateway) has the table and where the file is kept.
 """
 
 from __future__ import annotations
@@ -102,7 +88,7 @@ def tiles(set_id: int, count: int) -> Iterator[tuple[int, int, int, int, int, st
 
 
 def default_path() -> Path:
-    """Where the demo database lives when no path is given (see the module docs)."""
+    """Where the demo database lives when no path is given (docs/gateway.md, The demo gateway)."""
     env = os.environ.get("AMFKIT_DEMO_DB")
     if env:
         return Path(env).expanduser()

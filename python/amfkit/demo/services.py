@@ -1,34 +1,11 @@
 """The demo gateway's services (`amfkit serve --demo`, `make run`).
 
-- `EchoService`: `echo(value)` returns any AMF value unchanged; `fail(message)` raises
-  an error with that message, to see what a fault looks like.
-- `TileService`: the seed 000 article's 1000 mosaic tiles from SQLite (see
-  `amfkit.demo_data`) in the article's shapes, so their sizes and speeds can be compared:
-
-  ===========================  =========================================================
-  getTilesAsString(set_id)     one string, a line per tile, ``n,x,y,c,r`` separated by
-                               "\\n" with no trailing newline (the article's format)
-  getTilesAsArray(set_id)      a list of dicts ``{n, x, y, c, r}``: an anonymous object
-                               per row, every key written per row in AMF0
-  getTilesAsRecordSet(set_id)  AMF0: the AS2 ``RecordSet`` (rows as arrays); AMF3: an
-                               ``ArrayCollection`` of sealed ``org.amfkit.demo.Tile``
-                               objects sharing one traits entry (``amfkit.data``)
-  getTilesAsTypedObjects(id)   a list of ``Tile`` instances (registered class
-                               ``org.amfkit.demo.Tile``, sealed members n, x, y, c, r)
-  getTilesAsPageableRecordSet  the AS2 recordset with only the first ``pageSize`` rows;
-  (set_id, pageSize)           the client pages through ``PageableResult.getRecords``
-  getTiles(set_id)             the recommended shape: the recordset
-  ===========================  =========================================================
-
-  The columns are named as in the article's queries: ``n`` slot_number, ``x``, ``y``,
-  ``c`` color (``"rrggbb"``), ``r`` rotation (quarter turns).
-- `InstrumentPriceService`: the seed 003 article's Small, Medium and Large
-  ``InstrumentPrice`` objects (ints, strings and nested ``ValueDate`` objects; Medium
-  has twice Small's fields, Large three times) as registered typed objects.
-- `PageableResult`: `amfkit.data.PageableResultService`, the paging service of the
-  pageable recordsets.
-
-`build_services(db_path)` returns them registered in an `amfkit.remoting.Services`.
+`EchoService` (echo a value, raise a fault), `TileService` (the Amfphp tiles article's
+1000 tiles from the demo database, `amfkit.demo.data`, in each of the article's shapes),
+`InstrumentPriceService` (the Protocol Buffers article's Small, Medium and Large messages
+as registered typed objects) and `PageableResult` (the paging service of the pageable
+recordsets). `build_services(db_path)` returns them registered in an
+`amfkit.remoting.Services`; docs/gateway.md (The demo gateway) lists their methods.
 """
 
 from __future__ import annotations
@@ -39,10 +16,10 @@ import threading
 import weakref
 from typing import Any, Optional
 
-from ._registry import register_class
-from .data.recordset import Pager, PageableResultService, RecordSet
-from .remoting.services import Context, Fault, Services
-from . import demo_data
+from .._registry import register_class
+from ..data.recordset import Pager, PageableResultService, RecordSet
+from ..remoting.services import Context, Fault, Services
+from . import data as demo_data
 
 __all__ = [
     "DemoError",
@@ -166,7 +143,7 @@ _AMF3 = Context(protocol="amf3")
 
 
 class TileService:
-    """The seed 000 article's tiles, in each of its shapes (see the module docs)."""
+    """The Amfphp tiles article's tiles, in each of its shapes (docs/gateway.md)."""
 
     def __init__(
         self,
@@ -226,7 +203,7 @@ class TileService:
 
 
 class ValueDate:
-    """A calendar date as three ints (the seed 003 article's ValueDate)."""
+    """A calendar date as three ints (the Protocol Buffers article's ValueDate)."""
 
     __slots__ = ("year", "month", "day")
 
@@ -328,7 +305,7 @@ def instrument_price(size: str = "small", index: int = 0) -> _InstrumentPrice:
 
 
 class InstrumentPriceService:
-    """The seed 003 article's Small, Medium and Large InstrumentPrice objects."""
+    """The Protocol Buffers article's Small, Medium and Large InstrumentPrice objects."""
 
     def getSmall(self) -> InstrumentPriceSmall:
         """One InstrumentPriceSmall (6 fields, 2 of them ValueDate objects)."""
@@ -354,7 +331,7 @@ class InstrumentPriceService:
 
 def build_services(db_path: Optional[str | os.PathLike[str]] = None, *, pager: Optional[Pager] = None) -> Services:
     """The demo services in a `Services` registry; the tile database is created at
-    `db_path` (default: `amfkit.demo_data.default_path()`) when needed."""
+    `db_path` (default: `amfkit.demo.data.default_path()`) when needed."""
     pager = pager if pager is not None else Pager()
     return Services(
         {

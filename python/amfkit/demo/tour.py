@@ -1,13 +1,11 @@
-"""A short tour of amfkit (`make run`, or `python -m amfkit.demo [FIXTURES_DIR]`).
+"""A short tour of amfkit (`make demo`, or `python -m amfkit.demo [FIXTURES_DIR]`).
 
-1. Builds a sample object graph with a cycle, a shared typed object, a date, bytes and
-   `Undefined`, round-trips it through AMF0 and AMF3, and prints the sizes, whether the
-   decoded graph equals the original (shared references and cycles included), and the
-   decoded AMF3 graph as a tree.
-2. Decodes every `*.amf` file under `fixtures/` (recursively) and prints one line each.
-   When `fixtures/vectors.json` describes a file, its AMF version and framing are used
-   and a file it marks as invalid must be rejected; other files are read the way
-   `amfkit decode` reads them (see `amfkit.cli.detect`).
+1. Round-trips a sample graph (a cycle, a shared typed object, a date, bytes, `Undefined`)
+   through AMF0 and AMF3: prints the sizes, whether each decoded graph equals the original
+   (shared references and cycles included), and the decoded AMF3 graph as a tree.
+2. Decodes every `*.amf` file under `fixtures/` (recursively) and prints a line each, in
+   the version and framing `fixtures/vectors.json` gives (a file it marks invalid must be
+   rejected), else the way `amfkit decode` reads it (`amfkit.cli.detect`).
 
 Exit status 0; 1 if a round trip differs or a fixture does not behave as its manifest says.
 """
@@ -26,7 +24,7 @@ from amfkit.benchlab.graphdiff import first_difference
 from amfkit.cli.detect import Decoded, DetectError, decode_auto
 from amfkit.cli.tree import render, summary
 
-__all__ = ["main", "sample_graph", "same_graph"]
+__all__ = ["main", "sample_graph"]
 
 
 def sample_graph() -> dict[str, Any]:
@@ -46,13 +44,6 @@ def sample_graph() -> dict[str, Any]:
         "nothing": None,
         "missing": Undefined,
     }
-
-
-def same_graph(a: Any, b: Any) -> bool:
-    """Whether two object graphs are equal by AMF meaning *and* share in the same places:
-    the comparison the benchmark lab and the tests use (`first_difference`, which also
-    says where two graphs differ), as a yes or no."""
-    return first_difference(a, b, exact=False) is None
 
 
 def round_trip(out=sys.stdout) -> bool:
@@ -148,8 +139,8 @@ def _default_fixtures() -> Path:
     here = Path.cwd() / "fixtures"
     if here.is_dir():
         return here
-    # A source checkout: python/amfkit/demo.py -> fixtures/ at the repository root.
-    return Path(__file__).resolve().parent.parent.parent / "fixtures"
+    # A source checkout: python/amfkit/demo/tour.py -> fixtures/ at the repository root.
+    return Path(__file__).resolve().parents[3] / "fixtures"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

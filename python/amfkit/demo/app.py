@@ -1,17 +1,10 @@
-"""The demo gateway: the demo services (`amfkit.demo_services`) behind an ASGI `Gateway`.
+"""The demo gateway (`amfkit serve --demo`, `make run`): the demo services behind a `Gateway`.
 
-    amfkit serve --demo                       # http://127.0.0.1:8000/gateway
-    amfkit serve amfkit.demo_server:app       # the same app by import string
-    python -m amfkit.demo_server --port 8001  # without the CLI
-
-- `build(db_path=None, *, debug=False, **options) -> Gateway`: a new gateway over a new
-  set of demo services; `options` go to `Gateway` as they are.
-- `app`: the gateway `build()` makes with the defaults, created on first access (so
-  importing this module touches no file). The tile database's location comes from
-  `AMFKIT_DEMO_DB` when set (a server starting several worker processes sets it once,
-  before they import `app`), else from `amfkit.demo_data.default_path()`;
-  `AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`
-  (`amfkit serve --demo --body-timeout S` sets it).
+`build(db_path=None, *, debug=False, **options)` makes a new one (`options` go to
+`Gateway`). `app` is the one `amfkit serve --demo` serves (`amfkit.demo.app:app`), built
+on first access: its database is at `AMFKIT_DEMO_DB` when set, else at
+`data.default_path()`, and `AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its
+`body_timeout`. `python -m amfkit.demo.app --port 8001` serves it without the CLI.
 """
 
 from __future__ import annotations
@@ -21,17 +14,17 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from .demo_services import build_services
+from .services import build_services
 
 if TYPE_CHECKING:
-    from .remoting.gateway import Gateway
+    from ..remoting.gateway import Gateway
 
 __all__ = ["app", "build", "main"]
 
 
 def build(db_path: Optional[str | os.PathLike[str]] = None, *, debug: bool = False, **options: Any) -> Gateway:
     """A gateway serving the demo services (the tile database is created if needed)."""
-    from .remoting.gateway import Gateway
+    from ..remoting.gateway import Gateway
 
     return Gateway(build_services(db_path), debug=debug, **options)
 
@@ -53,7 +46,7 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Serve the demo gateway with uvicorn (one process)."""
-    parser = argparse.ArgumentParser(prog="python -m amfkit.demo_server", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m amfkit.demo.app", description=main.__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default=None, help="the tile database file (created when missing)")

@@ -1,0 +1,9 @@
+"""The demo: a gateway to try clients against, and a tour of the codec.
+
+- `app`: the demo gateway (`amfkit serve --demo`, `make run`);
+- `services`: its services; `data`: their SQLite tile database;
+- `tour`: the codec on a sample graph and on `fixtures/` (`python -m amfkit.demo`,
+  `make demo`).
+
+Importing the package imports none of them.
+"""
