@@ -153,7 +153,8 @@ type Slot = (u8, u32);
 
 /// Turns decoded `Value`s into the notation. References in a `Value` are table
 /// indices; the converter replays the decoder's registrations (AMF0: objects, typed
-/// objects, ECMA and strict arrays; AMF3: every value of the object table) to resolve
+/// objects, ECMA and strict arrays, dates and XML documents, as Flash Player numbers
+/// them; AMF3: every value of the object table) to resolve
 /// them, then gives the containers seen more than once an "id" at their first
 /// occurrence in the notation's order, and {"t": "ref"} after.
 struct Canon<'v> {
@@ -243,9 +244,9 @@ impl<'v> Canon<'v> {
                     self.register(x, ctx);
                 }
             }
-            Value::Date { .. }
-            | Value::Xml { .. }
-            | Value::ByteArray(_)
+            // Flash Player gives AMF0 dates and XML documents a table entry too.
+            Value::Date { .. } | Value::Xml { .. } => self.add(v, ctx),
+            Value::ByteArray(_)
             | Value::IntVector { .. }
             | Value::UintVector { .. }
             | Value::DoubleVector { .. }
