@@ -100,7 +100,7 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 test-python: build system-deps bench-deps ## build, then run pytest against the built extension
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
-# The tests start a real PostgreSQL server (tests/pg.py): install one when none is found.
+# The tests start a real PostgreSQL server (tests/support/pg.py): install one when none is found.
 # Quick and silent when a server is there; a loud failure when it cannot be installed
 # (those tests are never skipped).
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
@@ -148,12 +148,12 @@ fuzz-smoke: fuzz-deps ## seed the corpora, fuzz every target 12 s (stable, no sa
 	CARGO=$(CARGO) FUZZ_TARGETS="$(FUZZ_TARGETS)" crates/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) none
 
 .PHONY: fuzz-python
-fuzz-python: build ## the Python-layer targets (tests/fuzz_targets.py) under atheris, FUZZ_SECONDS each; crashes in out/fuzz-python
+fuzz-python: build ## the Python-layer targets (tests/support/fuzz_targets.py) under atheris, FUZZ_SECONDS each; crashes in out/fuzz-python
 	$(VPY) -m pip install --quiet 'atheris>=2.3'
 	@mkdir -p out/fuzz-python
 	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol; do \
 	  echo "atheris $$t: $(FUZZ_SECONDS) s"; \
-	  $(VENV_ABS)/bin/python $(CURDIR)/tests/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 3; \
+	  $(VENV_ABS)/bin/python $(CURDIR)/crates/fuzz/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 3; \
 	  test $${PIPESTATUS[0]} -eq 0 || { echo "atheris $$t: crash, input in out/fuzz-python/crash-*" >&2; exit 1; }; \
 	done
 

@@ -1,4 +1,12 @@
-"""Shared pytest set-up: repository paths, hypothesis profiles, and the report header.
+"""Shared pytest set-up: the helpers' directory, repository paths, hypothesis profiles, and
+the report header.
+
+The helpers the tests share live in tests/support/ (plain modules, not a package). This
+file puts that directory first on sys.path when pytest loads it, before any test module
+is imported, so a test imports a helper by its bare name (`from gateway_util import
+request`, `import peers`) in whatever folder it sits and whatever the import mode. The
+scripts that run outside pytest and use the helpers (the hostile harness's child,
+crates/fuzz/atheris_fuzz.py) put the same directory on their path themselves.
 
 Hypothesis profiles (pick one with HYPOTHESIS_PROFILE=name):
     dev   the default: no deadline (a 2-core machine's timing is noisy)
@@ -15,8 +23,11 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
+SUPPORT = pathlib.Path(__file__).resolve().parent / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
+
+from repo import FIXTURES, ROOT  # noqa: E402  (tests/support/repo.py, after the path is set)
 
 try:
     from hypothesis import HealthCheck, settings

@@ -42,6 +42,8 @@ from typing import Any, Iterable
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 FIXTURES = ROOT / "fixtures"
+#: tests/support: the shared helpers (the child imports gateway_util and wire from it).
+SUPPORT = ROOT / "tests" / "support"
 
 MEMORY_CAP = 1 << 30
 CASE_SECONDS = 1.0
@@ -114,7 +116,7 @@ def show(data: bytes, head: int = 96, tail: int = 24) -> str:
 
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(ROOT / "python"), str(ROOT / "tests")]
+    paths = [str(ROOT / "python"), str(SUPPORT)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
@@ -203,43 +205,6 @@ def expect_ok(o: Outcome, *, seconds: float = CASE_SECONDS, rss_kb: int = RSS_GR
 def expect_bounds(o: Outcome, *, seconds: float = CASE_SECONDS, rss_kb: int = RSS_GROWTH_KB) -> None:
     assert o.cpu < seconds, f"more than {seconds} s of CPU\n  " + o.describe()
     assert o.rss_growth_kb < rss_kb, f"peak RSS grew by {o.rss_growth_kb} KiB, bound {rss_kb} KiB\n  " + o.describe()
-
-
-# --- byte builders for the tests ------------------------------------------------------
-
-
-def u29(n: int) -> bytes:
-    """An AMF3 variable-length unsigned 29-bit integer."""
-    assert 0 <= n < 1 << 29
-    if n < 0x80:
-        return bytes([n])
-    if n < 0x4000:
-        return bytes([(n >> 7) | 0x80, n & 0x7F])
-    if n < 0x200000:
-        return bytes([(n >> 14) | 0x80, ((n >> 7) & 0x7F) | 0x80, n & 0x7F])
-    return bytes([(n >> 22) | 0x80, ((n >> 15) & 0x7F) | 0x80, ((n >> 8) & 0x7F) | 0x80, n & 0xFF])
-
-
-def s3(text: str | bytes) -> bytes:
-    """An inline AMF3 string (length header, then the bytes)."""
-    raw = text.encode() if isinstance(text, str) else text
-    return u29((len(raw) << 1) | 1) + raw
-
-
-def utf(text: str | bytes) -> bytes:
-    """An AMF0 u16-length string body."""
-    raw = text.encode() if isinstance(text, str) else text
-    return len(raw).to_bytes(2, "big") + raw
-
-
-def typed3(alias: str, *, externalizable: bool = False, dynamic: bool = True, sealed: tuple[str, ...] = ()) -> bytes:
-    """The start of an AMF3 object with inline traits (members follow)."""
-    h = (len(sealed) << 4) | (0b0111 if externalizable else (0b1011 if dynamic else 0b0011))
-    return b"\x0a" + u29(h) + s3(alias) + b"".join(s3(n) for n in sealed)
-
-
-ARRAY_COLLECTION = "flex.messaging.io.ArrayCollection"
-OBJECT_PROXY = "flex.messaging.io.ObjectProxy"
 
 
 # --- the child side ------------------------------------------------------------------
@@ -446,7 +411,7 @@ def _gateway_call(data: bytes, headers: dict[str, str] | None = None, options: d
 
 
 def op_gateway(data: bytes, headers: dict[str, str] | None = None, options: dict[str, Any] | None = None) -> Any:
-    """POST to an in-process Gateway (EchoService of tests/gateway_util.py); the status,
+    """POST to an in-process Gateway (EchoService of tests/support/gateway_util.py); the status,
     the start of the answer, and whether the gateway still answers a good call."""
     from gateway_util import request
 
@@ -579,6 +544,7 @@ def op_xml(data: bytes, template: str, version: int, marker: int) -> Any:
     import struct
 
     import amfkit
+    from wire import u29
 
     global WATCHING
     listener = socket.socket()
@@ -705,7 +671,7 @@ def _child_main() -> None:
     cap = int(request["mem"])
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     sys.addaudithook(_audit)
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(SUPPORT))
     import amfkit  # noqa: F401 - imported under the cap, before any case
     import amfkit.remoting.gateway  # noqa: F401
     import amfkit.remoting.packet  # noqa: F401

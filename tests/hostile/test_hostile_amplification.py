@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import u29
 
-from .harness import Case, expect_ok, run, u29
+from .harness import Case, expect_ok, run
 
 N = 1 << 20
 FACTOR = 32

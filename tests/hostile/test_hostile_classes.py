@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import ARRAY_COLLECTION, s3, typed3, utf
 
-from .harness import ARRAY_COLLECTION, Case, expect_decode_error, expect_ok, run, s3, typed3, utf
+from .harness import Case, expect_decode_error, expect_ok, run
 
 DANGEROUS = [
     "os.system",

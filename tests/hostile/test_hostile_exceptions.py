@@ -16,7 +16,9 @@ import amfkit
 from amfkit import amf0, amf3, sol
 from amfkit.remoting import packet
 
-from .harness import MAX_ERROR_TEXT, Case, expect_decode_error, run, s3, typed3, utf
+from wire import s3, typed3, utf
+
+from .harness import MAX_ERROR_TEXT, Case, expect_decode_error, run
 
 LONG = 256 * 1024
 

@@ -4,7 +4,7 @@ streams, a bomb after a good member, and a body of hundreds of thousands of tiny
 members. Each is a 413 or 400 in under a second with the child's peak RSS growing by
 less than `BOMB_KB` (the default `max_body_size` is 16 MiB: inflation stops there).
 
-tests/test_gateway_http.py checks the status codes in process; this adds the 1 GiB
+tests/remoting/test_gateway_http.py checks the status codes in process; this adds the 1 GiB
 sizes, the codings and the time and memory bounds.
 """
 

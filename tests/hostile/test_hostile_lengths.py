@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import ARRAY_COLLECTION, OBJECT_PROXY, s3, typed3, u29, utf
 
-from .harness import ARRAY_COLLECTION, OBJECT_PROXY, Case, expect_decode_error, expect_ok, run, s3, typed3, u29, utf
+from .harness import Case, expect_decode_error, expect_ok, run
 
 #: Peak-RSS growth allowed while one of these inputs is refused.
 SMALL_KB = 4 * 1024

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import ARRAY_COLLECTION, OBJECT_PROXY, s3, typed3
 
-from .harness import ARRAY_COLLECTION, OBJECT_PROXY, Case, expect_decode_error, expect_ok, run, s3, typed3
+from .harness import Case, expect_decode_error, expect_ok, run
 
 PAD = b"\x00" * 8  # bytes after the marker, so that no failure is about running out
 

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import ARRAY_COLLECTION, OBJECT_PROXY, s3, typed3, utf
 
-from .harness import ARRAY_COLLECTION, OBJECT_PROXY, Case, expect_decode_error, expect_ok, run, s3, typed3, utf
+from .harness import Case, expect_decode_error, expect_ok, run
 
 DEEP = 100_000
 CEILING = 4096

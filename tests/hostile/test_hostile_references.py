@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import ARRAY_COLLECTION, OBJECT_PROXY, s3, typed3, u29, utf
 
-from .harness import ARRAY_COLLECTION, OBJECT_PROXY, Case, expect_decode_error, expect_ok, run, s3, typed3, u29, utf
+from .harness import Case, expect_decode_error, expect_ok, run
 
 HUGE_REF = u29(((1 << 28) - 1) << 1)  # reference index 2^28 - 1
 

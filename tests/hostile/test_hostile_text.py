@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from gateway_util import raw_packet
+from wire import s3, typed3, utf
 
-from .harness import Case, expect_decode_error, expect_ok, run, s3, typed3, utf
+from .harness import Case, expect_decode_error, expect_ok, run
 
 LAUGHS = (
     '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol "lol">\n'

@@ -38,8 +38,7 @@ from amfkit.remoting.services import INTERNAL_ERROR_MESSAGE, Fault
 from amfkit.remoting.sessions import MemorySessionStore, new_session_id
 
 from gateway_util import EchoService, raw_packet
-
-from .harness import s3, typed3, u29, utf
+from wire import s3, typed3, u29, utf
 
 AMF = "application/x-amf"
 JSON = "application/json"

@@ -1,5 +1,6 @@
 //! The shared byte vectors of `fixtures/` (see `fixtures/README.md`), checked through the
-//! `Value` model. `tests/test_vectors.py` checks the same files through the Python API.
+//! `Value` model. `tests/codec/test_vectors.py` checks the same files through the Python
+//! API.
 //!
 //! For every valid vector: it decodes to the manifest's value (converted to the
 //! canonical typed JSON); if "exact", `Value::to_amf*` gives the same bytes; every strict

@@ -18,10 +18,10 @@ import amfkit
 from amfkit import MixedArray, TypedObject, Undefined, sol
 from amfkit.cli.main import main
 
-import peers  # tests/peers.py (tests/ is on sys.path: pytest's "prepend" import mode)
+import peers  # tests/support/peers.py (tests/conftest.py puts tests/support on sys.path)
 import pyamf.sol  # noqa: E402  (after peers, which imports pyamf quietly)
 
-from conftest import FIXTURES
+from repo import FIXTURES
 
 SOL_DIR = FIXTURES / "sol"
 _spec = importlib.util.spec_from_file_location("make_sol", SOL_DIR / "make_sol.py")

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from amfkit.remoting import packet
 from amfkit.remoting.packet import Body, Envelope
 
-from hostile.harness import u29
+from wire import u29
 
 HOST = "127.0.0.1"
 PATH = "/gateway"

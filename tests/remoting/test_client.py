@@ -1,6 +1,6 @@
 """amfkit.remoting.Client and AsyncClient against a scripted gateway over real HTTP.
 
-The scripted gateway (an ASGI app under uvicorn on 127.0.0.1, see tests/servers.py)
+The scripted gateway (an ASGI app under uvicorn on 127.0.0.1, see tests/support/servers.py)
 records every request it gets, decoded with amfkit's packet module, and answers what
 each test tells it to: so these tests pin what the client puts on the wire and how it
 reads every kind of reply. The client against real gateways (amfkit's and Py3AMF's) is

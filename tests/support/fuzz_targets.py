@@ -1,8 +1,8 @@
 """The Python-layer fuzz targets: one function per entry point that takes arbitrary bytes
 and checks what amfkit promises for them.
 
-Used twice: `tests/test_fuzz_python.py` feeds them mutated fixtures through hypothesis
-(a short run in `make test`), and `tests/atheris_fuzz.py` drives them with atheris for
+Used twice: `tests/codec/test_fuzz_python.py` feeds them mutated fixtures through hypothesis
+(a short run in `make test`), and `crates/fuzz/atheris_fuzz.py` drives them with atheris for
 as long as `make fuzz-python` says. The Rust targets in crates/fuzz cover the core with
 its own value model; these cover what only the extension and the Python layer do: the
 Python object builder and the class registry, the packet objects, and the gateway's
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import pathlib
 import struct
 from typing import Any
 
@@ -31,9 +30,7 @@ from amfkit import amf0, amf3
 from amfkit.remoting import Gateway, packet
 
 from graphs import assert_isomorphic
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
+from repo import FIXTURES
 
 #: The longest text of a DecodeError (SECURITY.md: a reason of at most 1,024
 #: characters, a path of at most 16 segments of at most 64 characters).

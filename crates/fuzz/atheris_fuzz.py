@@ -1,7 +1,7 @@
-"""Coverage-guided fuzzing of the Python-layer targets (tests/fuzz_targets.py) with
-atheris, for `make fuzz-python`:
+"""Coverage-guided fuzzing of the Python-layer targets (tests/support/fuzz_targets.py)
+with atheris, for `make fuzz-python`:
 
-    python tests/atheris_fuzz.py TARGET [libFuzzer options]
+    python crates/fuzz/atheris_fuzz.py TARGET [libFuzzer options]
 
 TARGET is one of amf0, amf3, packet, gateway, sol. The seeds of that target are written
 to crates/fuzz/corpus/python-TARGET (ignored by git) and the run continues from that
@@ -18,8 +18,9 @@ import sys
 
 import atheris
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+HERE = pathlib.Path(__file__).resolve().parent  # crates/fuzz
+# The targets are the tests' helpers (tests/codec/test_fuzz_python.py runs them too).
+sys.path.insert(0, str(HERE.parent.parent / "tests" / "support"))
 
 with atheris.instrument_imports(include=["amfkit"]):
     import amfkit  # noqa: F401
@@ -37,7 +38,7 @@ def main() -> int:
         return 2
     name = sys.argv[1]
     fuzz_targets.setup()
-    corpus = HERE.parent / "crates" / "fuzz" / "corpus" / f"python-{name}"
+    corpus = HERE / "corpus" / f"python-{name}"
     corpus.mkdir(parents=True, exist_ok=True)
     seeds = fuzz_targets.seeds()["packet" if name == "gateway" else name]
     for i, data in enumerate(seeds):

@@ -4,7 +4,7 @@ Graphs go both ways, in AMF0 and in AMF3: written by Py3AMF and read by amfkit, 
 amfkit and read by Py3AMF. Where both follow the specification the bytes are identical
 (the cases are listed in ``BYTE_IDENTICAL``). Where Py3AMF does not, the divergence is a
 test of its own that states exactly what each side does; each one cites the section of
-``docs/py3amf.md`` that documents it. ``tests/peers.py`` drives Py3AMF.
+``docs/py3amf.md`` that documents it. ``tests/support/peers.py`` drives Py3AMF.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import amfkit
 
-import peers  # tests/peers.py (tests/ is on sys.path: pytest's "prepend" import mode)
+import peers  # tests/support/peers.py (tests/conftest.py puts tests/support on sys.path)
 
 AMF0, AMF3, pyamf = peers.AMF0, peers.AMF3, peers.pyamf
 assert_same_graph, from_py3amf, to_py3amf, registered = (

@@ -13,18 +13,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import pathlib
 
 import pytest
 
 import amfkit
 
-try:  # tests/ may or may not be a package
-    from . import canonical  # type: ignore[no-redef]
-except ImportError:
-    import canonical  # type: ignore[no-redef]
+import canonical  # tests/support/canonical.py
+from repo import FIXTURES
 
-FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures"
 MANIFEST = json.loads((FIXTURES / "vectors.json").read_text(encoding="utf-8"))
 VALID = [e for e in MANIFEST if "error" not in e]
 FAILING = [e for e in MANIFEST if "error" in e]
@@ -66,7 +62,7 @@ def _canonical(entry: dict, value):
 
 def _py(entry: dict, tree):
     """Compare at the level the Python model can show: in AMF0, ints and numbers alike
-    (see tests/canonical.py)."""
+    (see tests/support/canonical.py)."""
     return canonical.amf0_level(tree) if entry["version"] == 0 else tree
 
 

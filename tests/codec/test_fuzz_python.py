@@ -1,4 +1,4 @@
-"""A short fuzzing run of the Python-layer targets (tests/fuzz_targets.py) in every
+"""A short fuzzing run of the Python-layer targets (tests/support/fuzz_targets.py) in every
 `make test`: hypothesis mutates the fixtures (bit flips, inserted and deleted runs,
 copied runs, splices of two seeds, huge length prefixes) and each target checks its
 promises. `make fuzz-python` runs the same targets under atheris for longer.

@@ -1,5 +1,7 @@
-"""The front door: the `amfkit` command line, its tree printer and JSON form, the demo,
-`make help`, the dev-dependency lists, and the README's example."""
+"""The front door: the `amfkit` command line, its tree printer and JSON form, detection,
+`bench` dispatch, the version and the entry points. (The demo's tour is in
+tests/demo/test_demo_tour.py; `make help`, the dev-dependency lists and the README's
+examples in tests/test_project.py.)"""
 
 from __future__ import annotations
 
@@ -531,103 +533,6 @@ def test_decode_output_to_a_closed_pipe_is_quiet(python_exe, python_env, tmp_pat
     p.wait(timeout=60)
     p.stderr.close()
     assert b"Traceback" not in err
-
-
-# -- the demo ----------------------------------------------------------------------------
-
-
-def test_demo_round_trips_and_reads_the_fixtures(python_exe, python_env, repo_root):
-    r = subprocess.run(
-        [python_exe, "-m", "amfkit.demo"], capture_output=True, env=python_env, cwd=repo_root, timeout=120
-    )
-    out = r.stdout.decode()
-    assert r.returncode == 0, out + r.stderr.decode()
-    assert re.search(r"AMF0: +\d+ bytes, round trip equal: yes", out)
-    assert re.search(r"AMF3: +\d+ bytes, round trip equal: yes", out)
-    assert "<ref #" in out
-    assert "UNEXPECTED" not in out
-
-
-def test_demo_graph_comparison_sees_sharing():
-    from amfkit.benchlab.graphdiff import first_difference
-
-    def same_graph(a, b):  # the demo's check: equal by AMF meaning, sharing included
-        return first_difference(a, b, exact=False) is None
-
-    a = {"x": [1], "y": None}
-    a["y"] = a["x"]
-    b = {"x": [1], "y": [1]}
-    assert same_graph(a, a)
-    assert not same_graph(a, b)  # equal values, but b does not share
-    c: list = []
-    c.append(c)
-    d: list = []
-    d.append(d)
-    assert same_graph(c, d)
-    assert not same_graph({"n": math.nan}, {"n": 1.0})
-
-
-# -- the build's own promises ------------------------------------------------------------
-
-
-@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-def test_make_help_lists_every_target(repo_root):
-    makefile = (repo_root / "Makefile").read_text()
-    phony = set()
-    for line in makefile.splitlines():
-        if line.startswith(".PHONY:"):
-            phony.update(line.split(":", 1)[1].split())
-    phony.discard("FORCE")
-    r = subprocess.run(["make", "-s", "help"], cwd=repo_root, capture_output=True, timeout=60)
-    assert r.returncode == 0
-    listed = {line.split()[0] for line in r.stdout.decode().splitlines()[1:] if line.strip()}
-    assert phony == listed
-    for target in ("help", "venv", "build", "run", "test", "test-rust", "test-python", "bench", "lint", "clean"):
-        assert target in listed
-
-
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
-def test_dev_requirements_match_pyproject(repo_root):
-    import tomllib
-
-    project = tomllib.loads((repo_root / "pyproject.toml").read_text())
-    dev = project["project"]["optional-dependencies"]["dev"]
-    lines = (repo_root / "requirements-dev.txt").read_text().splitlines()
-    # A line may carry pip's per-requirement options (py3amf is built from source with
-    # its Cython extension): compare the requirement before them.
-    reqs = [ln.split(" --")[0].strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-    assert reqs[0].startswith("maturin")
-    assert sorted(reqs[1:]) == sorted(dev)
-    assert project["project"]["scripts"]["amfkit"] == "amfkit.cli.main:main"
-    assert project["project"]["dependencies"] == []
-
-
-def test_readme_examples_run(repo_root):
-    """The README's `>>>` examples are executed, so the front page never lies."""
-    text = (repo_root / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
-    assert blocks, "the README has no pycon example"
-    parser = doctest.DocTestParser()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for i, block in enumerate(blocks):
-        test = parser.get_doctest(block, {}, f"README.md[{i}]", "README.md", 0)
-        runner.run(test)
-    result = runner.summarize(verbose=False)
-    assert result.failed == 0
-
-
-@pytest.mark.parametrize("name", ["cli.md", "data.md", "sol.md"])
-def test_docs_examples_run(repo_root, name):
-    """The `>>>` examples of the user documentation moved out of module docstrings are
-    executed, one page as one session (a later example uses an earlier one's names)."""
-    text = (repo_root / "docs" / name).read_text(encoding="utf-8")
-    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
-    assert blocks, f"docs/{name} has no pycon example"
-    test = doctest.DocTestParser().get_doctest("".join(blocks), {}, f"docs/{name}", f"docs/{name}", 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    result = runner.summarize(verbose=False)
-    assert result.failed == 0 and result.attempted > 0
 
 
 def test_tree_module_docstring_example():

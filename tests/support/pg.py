@@ -1,6 +1,6 @@
 """A real PostgreSQL server for the tests, started in a temporary directory.
 
-    from pg import postgres  # the session fixture (tests/ is on sys.path)
+    from pg import postgres  # the session fixture (tests/support is on sys.path)
 
     def test_something(postgres):
         with psycopg.connect(postgres.conninfo) as conn: ...

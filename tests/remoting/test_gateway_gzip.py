@@ -1,6 +1,6 @@
 """How the gateway's gzip defaults were chosen, kept as a runnable measurement.
 
-    python tests/test_gateway_gzip.py          # prints the table quoted in docs/gateway.md
+    python tests/remoting/test_gateway_gzip.py         # prints the table quoted in docs/gateway.md
 
 For each response (the Amfphp tiles article's rows as AMF0 objects, as AMF3 typed objects
 inside a Flex AcknowledgeMessage, and as the comma-separated string, 1 to 5000 rows) it

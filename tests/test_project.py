@@ -1,0 +1,91 @@
+"""The project's own promises, outside the package: `make help` lists every target, the
+dev-dependency lists agree, and the `>>>` examples of the README and of the user
+documentation (docs/) run as written."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+# -- the build ---------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_help_lists_every_target(repo_root):
+    makefile = (repo_root / "Makefile").read_text()
+    phony = set()
+    for line in makefile.splitlines():
+        if line.startswith(".PHONY:"):
+            phony.update(line.split(":", 1)[1].split())
+    phony.discard("FORCE")
+    r = subprocess.run(["make", "-s", "help"], cwd=repo_root, capture_output=True, timeout=60)
+    assert r.returncode == 0
+    listed = {line.split()[0] for line in r.stdout.decode().splitlines()[1:] if line.strip()}
+    assert phony == listed
+    for target in ("help", "venv", "build", "run", "test", "test-rust", "test-python", "bench", "lint", "clean"):
+        assert target in listed
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
+def test_dev_requirements_match_pyproject(repo_root):
+    import tomllib
+
+    project = tomllib.loads((repo_root / "pyproject.toml").read_text())
+    dev = project["project"]["optional-dependencies"]["dev"]
+    lines = (repo_root / "requirements-dev.txt").read_text().splitlines()
+    # A line may carry pip's per-requirement options (py3amf is built from source with
+    # its Cython extension): compare the requirement before them.
+    reqs = [ln.split(" --")[0].strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    assert reqs[0].startswith("maturin")
+    assert sorted(reqs[1:]) == sorted(dev)
+    assert project["project"]["scripts"]["amfkit"] == "amfkit.cli.main:main"
+    assert project["project"]["dependencies"] == []
+
+
+# -- the documentation's examples -----------------------------------------------------
+
+
+def test_readme_examples_run(repo_root):
+    """The README's `>>>` examples are executed, so the front page never lies."""
+    text = (repo_root / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    assert blocks, "the README has no pycon example"
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(blocks):
+        test = parser.get_doctest(block, {}, f"README.md[{i}]", "README.md", 0)
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("name", ["cli.md", "data.md", "sol.md"])
+def test_docs_examples_run(repo_root, name):
+    """The `>>>` examples of the user documentation moved out of module docstrings are
+    executed, one page as one session (a later example uses an earlier one's names)."""
+    text = (repo_root / "docs" / name).read_text(encoding="utf-8")
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    assert blocks, f"docs/{name} has no pycon example"
+    test = doctest.DocTestParser().get_doctest("".join(blocks), {}, f"docs/{name}", f"docs/{name}", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_rpc_doc_examples_run(repo_root):
+    """docs/rpc.md's `>>>` examples (JSON-RPC and XML-RPC) are executed."""
+    text = (repo_root / "docs" / "rpc.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner()
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"rpc.md[{i}]", "docs/rpc.md", 0))
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted > 0
