@@ -38,7 +38,7 @@ __version__: str
 
 # The decoders' default limits (amfkit-core's Limits::DEFAULT). The signatures below
 # spell them out, as the compiled ones do (stubtest compares the two, and
-# tests/test_limits.py the compiled ones with these constants).
+# tests/codec/test_limits.py the compiled ones with these constants).
 DEFAULT_MAX_DEPTH: Final[int]
 DEFAULT_MAX_OBJECTS: Final[int]
 DEFAULT_MAX_SIZE: Final[int]

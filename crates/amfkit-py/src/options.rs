@@ -21,7 +21,7 @@ pub struct Options {
 
 // The Python signatures spell the default limits out (so that they show in help()); they
 // must stay the core's defaults, which the module also exports as DEFAULT_MAX_DEPTH,
-// DEFAULT_MAX_OBJECTS and DEFAULT_MAX_SIZE (tests/test_limits.py compares the two).
+// DEFAULT_MAX_OBJECTS and DEFAULT_MAX_SIZE (tests/codec/test_limits.py compares the two).
 const _: () = assert!(
     Limits::DEFAULT.max_depth == 128
         && Limits::DEFAULT.max_objects == 10_000_000
