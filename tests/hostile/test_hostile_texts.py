@@ -37,7 +37,7 @@ from amfkit.remoting.gateway import Gateway
 from amfkit.remoting.services import INTERNAL_ERROR_MESSAGE, Fault
 from amfkit.remoting.sessions import MemorySessionStore, new_session_id
 
-from gateway_util import EchoService, raw_packet
+from gateway_util import EchoService, asgi_post, raw_packet
 from wire import s3, typed3, u29, utf
 
 AMF = "application/x-amf"
@@ -69,27 +69,7 @@ def respond(gw: Gateway, body: bytes, ctype: str = AMF, *, method: str = "POST",
 
 def asgi(gw: Gateway, body: bytes, ctype: str = AMF, *, method: str = "POST", path: str = "/gateway") -> tuple[int, dict[str, str], bytes]:
     """The ASGI app, as a server calls it (a plain AMF POST takes its short path)."""
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-        "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())],
-    }
-    sent: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if delivered:
-            return {"type": "http.disconnect"}
-        delivered = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(gw(scope, receive, send))
-    start = sent[0]
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, b"".join(x.get("body", b"") for x in sent[1:])
+    return asgi_post(gw, body, ctype, method=method, path=path)
 
 
 CALLERS = {"respond": respond, "asgi": asgi}

@@ -29,6 +29,7 @@ import amfkit
 from amfkit import amf0, amf3
 from amfkit.remoting import Gateway, packet
 
+from gateway_util import asgi_post
 from graphs import assert_isomorphic
 from repo import FIXTURES
 
@@ -228,37 +229,10 @@ def _gateway() -> tuple[Gateway, asyncio.AbstractEventLoop]:
 
 
 def post(body: bytes, content_type: str, *, encoding: str | None = None) -> tuple[int, dict[str, str], bytes]:
-    """POST `body` to the gateway's ASGI application in this process, the way a server
-    hands it a request: one receive message, then collect what it sends."""
+    """POST `body` to the gateway's ASGI application in this process."""
     gw, loop = _gateway()
-    headers = [(b"content-length", str(len(body)).encode())]
-    if content_type:
-        headers.append((b"content-type", content_type.encode()))
-    if encoding:
-        headers.append((b"content-encoding", encoding.encode()))
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/gateway", "raw_path": b"/gateway", "query_string": b"",
-        "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
-    }
-    sent: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if delivered:
-            return {"type": "http.disconnect"}
-        delivered = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    loop.run_until_complete(gw(scope, receive, send))
-    start = sent[0]
-    assert start["type"] == "http.response.start"
-    out = b"".join(m.get("body", b"") for m in sent[1:])
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, out
+    extra = [("content-encoding", encoding)] if encoding else []
+    return asgi_post(gw, body, content_type or None, extra_headers=extra, loop=loop)
 
 
 def gateway_target(data: bytes) -> None:

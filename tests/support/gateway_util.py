@@ -180,3 +180,47 @@ def fp9_args(*args: Any) -> bytes:
     """Flash Player 9 NetConnection (AMF3 encoding): an AMF0 strict array whose items are
     each AVM+-switched AMF3 values."""
     return b"\x0a" + struct.pack(">I", len(args)) + b"".join(b"\x11" + amfkit.amf3.encode(a) for a in args)
+
+
+def asgi_post(
+    app: Any,
+    body: bytes,
+    content_type: str | None = "application/x-amf",
+    *,
+    method: str = "POST",
+    path: str = "/gateway",
+    extra_headers: Iterable[tuple[str, str]] = (),
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    """Call an ASGI `app` in this process the way a server hands it a request (the whole
+    body in one receive message) and collect its answer: (status, headers, body)."""
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type:
+        headers.append((b"content-type", content_type.encode()))
+    headers += [(k.encode(), v.encode()) for k, v in extra_headers]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if delivered:
+            return {"type": "http.disconnect"}
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    if loop is None:
+        asyncio.run(app(scope, receive, send))
+    else:
+        loop.run_until_complete(app(scope, receive, send))
+    start = sent[0]
+    assert start["type"] == "http.response.start"
+    out = b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, out
