@@ -126,13 +126,28 @@ class MixedArray(dict):
     """An associative array: AMF0 ECMA array, or an AMF3 Array with string keys.
 
     Dense elements of an AMF3 Array sit under the int keys 0..n-1; AMF0 ECMA keys that
-    are canonical decimal integers decode as ints.
+    are canonical decimal integers decode as ints. `length` is an AMF0 ECMA array's count
+    field as read (Flash Player writes the AS2 array's length there, which a holey array
+    needs), written back as it is; None (a new array): the number of entries.
     """
 
-    __slots__ = ()
+    __slots__ = ("length",)
+
+    def __init__(self, items: Any = (), /, *, length: int | None = None) -> None:
+        super().__init__(items)
+        self.length = length
 
     def __repr__(self) -> str:
-        return f"MixedArray({dict.__repr__(self)})"
+        if self.length is None:
+            return f"MixedArray({dict.__repr__(self)})"
+        return f"MixedArray({dict.__repr__(self)}, length={self.length!r})"
+
+    def __reduce__(self):
+        return (_rebuild_mixed_array, (list(self.items()), self.length))
+
+
+def _rebuild_mixed_array(items, length):
+    return MixedArray(items, length=length)
 
 
 class ObjectVector(list):

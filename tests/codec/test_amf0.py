@@ -163,3 +163,17 @@ def test_date_time_zone_field_is_kept():
     back = amf0.decode(data)
     assert back == amfkit.Date(0, tz=-120)
     assert amf0.encode(back) == data
+
+
+def test_ecma_array_length_is_kept_as_flash_player_wrote_it():
+    """Flash Player writes an AS2 array's length in the ECMA count (a holey array of
+    length 15 with entries at 0 and 5 says 15); the count is kept as MixedArray.length
+    and written back, so the game reads the same length. A new MixedArray writes the
+    number of its entries."""
+    holey = bytes.fromhex("08 0000000f 0001 30 02 0001 61 0001 35 02 0001 62 0000 09".replace(" ", ""))
+    value = amf0.decode(holey)
+    assert value == {0: "a", 5: "b"} and value.length == 15
+    assert amf0.encode(value) == holey
+    assert amf0.encode(amfkit.MixedArray({0: "a", 5: "b"}))[1:5] == b"\x00\x00\x00\x02"
+    value.length = None
+    assert amf0.encode(value)[1:5] == b"\x00\x00\x00\x02"

@@ -188,9 +188,10 @@ def test_lengths_one_byte_beyond_the_input(name: str) -> None:
 
 def test_amf0_ecma_array_count_is_only_a_hint() -> None:
     """The count is documented as unreliable (peers write 0): the entries decide, and a
-    huge count allocates nothing."""
+    huge count allocates nothing; it is kept as the array's `length` (what Flash Player
+    reads there), a number and nothing more."""
     value = expect_ok(results()["amf0/ecma-array-count-lies"], rss_kb=SMALL_KB)
-    assert value == {"type": "MixedArray", "repr": "MixedArray({'a': None})"}
+    assert value == {"type": "MixedArray", "repr": "MixedArray({'a': None}, length=4294967295)"}
     refused("amf0/ecma-array-count-lies-truncated", "unexpected end of input")
 
 

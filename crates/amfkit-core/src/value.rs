@@ -337,7 +337,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     ) -> Result<(ArrayBuilder, Value)> {
         let kind = match kind {
             ArrayKind::Dense | ArrayKind::Mixed => BuilderKind::Array,
-            ArrayKind::Ecma => BuilderKind::Ecma,
+            ArrayKind::Ecma { .. } => BuilderKind::Ecma,
             ArrayKind::ObjectVector { fixed, type_name } => BuilderKind::Vector {
                 fixed,
                 type_name: type_name.to_owned(),

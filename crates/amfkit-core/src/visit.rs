@@ -45,8 +45,10 @@ pub enum ArrayKind<'de> {
     Dense,
     /// AMF3 Array with an associative part (the dense part follows it).
     Mixed,
-    /// AMF0 ECMA array: string keys only.
-    Ecma,
+    /// AMF0 ECMA array: string keys only. `declared` is its count field as written:
+    /// Flash Player writes the AS2 array's `length` there (a holey array of length 15
+    /// with two entries says 15), other writers the number of entries, or 0.
+    Ecma { declared: u32 },
     /// AMF3 `Vector.<Object>` with its element type name.
     ObjectVector { fixed: bool, type_name: &'de str },
 }

@@ -175,7 +175,8 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         self.enter()?;
         self.count_object()?;
         let index = self.refs0.len() as u32;
-        let (mut array, entry) = v.array_begin(ArrayKind::Ecma, hint, index)?;
+        let declared = count as u32;
+        let (mut array, entry) = v.array_begin(ArrayKind::Ecma { declared }, hint, index)?;
         self.refs0.push(entry);
         while let Some((text, key)) = self.amf0_key(v)? {
             let value = self

@@ -416,8 +416,24 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                     i: 0,
                 }
             }
-            ArrayKind::Mixed | ArrayKind::Ecma => {
+            ArrayKind::Mixed => {
                 let obj = self.call_type(self.t.mixed_array, &[])?;
+                PyArr::Mixed { obj, next: 0 }
+            }
+            ArrayKind::Ecma { declared } => {
+                // The count field is kept as the array's `length` (what Flash Player sees).
+                let obj = self.call_type(self.t.mixed_array, &[])?;
+                // SAFETY: the GIL is held; the new reference is owned at once by `own`,
+                // which checks it for null.
+                let length = self.own(unsafe { ffi::PyLong_FromUnsignedLong(declared.into()) })?;
+                // SAFETY: the GIL is held; `obj` is the new MixedArray and `length` an int,
+                // both held by `Bound`s; the attribute name is an interned str.
+                let r = unsafe {
+                    ffi::PyObject_SetAttr(obj.as_ptr(), self.t.names.length, length.as_ptr())
+                };
+                if r != 0 {
+                    return Err(self.raised());
+                }
                 PyArr::Mixed { obj, next: 0 }
             }
             ArrayKind::ObjectVector { fixed, type_name } => {

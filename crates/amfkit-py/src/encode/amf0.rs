@@ -150,8 +150,20 @@ impl<'py> PyEncoder<'py> {
         // SAFETY: `obj` is a dict (or subclass: a MixedArray, a dict with int keys) held by
         // a `Bound`, with the GIL held.
         let len = unsafe { ffi::PyDict_Size(obj.as_ptr()) } as usize;
-        self.enc.amf0_ecma_array_start(len)?;
+        let count = self.ecma_count(obj, len)?;
+        self.enc.amf0_ecma_array_start(count)?;
         self.amf0_members(obj, true)
+    }
+
+    /// The count field of an ECMA array: a MixedArray's `length` as read (Flash Player
+    /// writes the AS2 array's length there; when it reads the array back, entries past
+    /// it still extend it), else the number of entries.
+    #[cold]
+    fn ecma_count(&mut self, obj: &Bound<'py, PyAny>, entries: usize) -> Result<usize> {
+        match self.attr_if_any(obj, self.t.names.length)? {
+            Some(v) if !v.is_none() => v.extract().map_err(|e| self.fail(e)),
+            _ => Ok(entries),
+        }
     }
 
     /// The AVM+ switch: one AMF3 value inside AMF0.

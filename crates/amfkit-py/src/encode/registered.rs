@@ -14,7 +14,7 @@ impl<'py> PyEncoder<'py> {
     /// An attribute, or None when the object does not have it (AttributeError). Any
     /// other exception (a property that raises) passes through unchanged.
     #[inline]
-    fn attr_if_any(
+    pub(super) fn attr_if_any(
         &mut self,
         obj: &Bound<'py, PyAny>,
         name: *mut ffi::PyObject,
