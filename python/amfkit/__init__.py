@@ -12,6 +12,7 @@ from ._types import (
     ArrayCollection,
     Date,
     Dictionary,
+    FixedVector,
     MixedArray,
     ObjectKey,
     ObjectProxy,
@@ -37,6 +38,7 @@ _amfkit._setup(
     array_collection=ArrayCollection,
     object_proxy=ObjectProxy,
     table=Table,
+    fixed_vector=FixedVector,
 )
 
 from ._amfkit import AMFError, DecodeError, EncodeError  # noqa: E402
@@ -52,6 +54,7 @@ __all__ = [
     "EncodeError",
     "Date",
     "Dictionary",
+    "FixedVector",
     "MixedArray",
     "ObjectKey",
     "ObjectProxy",

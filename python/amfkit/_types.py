@@ -8,6 +8,7 @@ The compiled codec (`amfkit._amfkit`) dispatches on these exact types.
 
 from __future__ import annotations
 
+import array
 import math
 from typing import Any, Iterable
 
@@ -148,6 +149,14 @@ class MixedArray(dict):
 
 def _rebuild_mixed_array(items, length):
     return MixedArray(items, length=length)
+
+
+class FixedVector(array.array):
+    """An AS3 `Vector.<int>`, `<uint>` or `<Number>` whose fixed flag is set (its length
+    cannot change in ActionScript): an `array.array` in every other way. A plain
+    `array.array` is a Vector that is not fixed."""
+
+    __slots__ = ()
 
 
 class ObjectVector(list):

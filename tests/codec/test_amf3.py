@@ -313,3 +313,17 @@ def test_dictionaries_and_vectors_that_contain_themselves():
     v.append(v)
     back_v = amf3.decode(amf3.encode(v))
     assert back_v[0] is back_v
+
+
+def test_a_fixed_vector_keeps_its_flag():
+    """AS3 Vectors carry a fixed flag; a fixed one decodes as amfkit.FixedVector (an
+    array.array subclass) and is written back fixed, so a save written back unchanged is
+    the same for the game. A plain array.array is a Vector that is not fixed."""
+    fixed = bytes.fromhex("0d050100000007fffffff9")
+    value = amf3.decode(fixed)
+    assert type(value) is amfkit.FixedVector and value == array.array("i", [7, -7])
+    assert amf3.encode(value) == fixed
+    assert amf3.encode(array.array("i", [7, -7])) == bytes.fromhex("0d050000000007fffffff9")
+    for code in "Id":
+        v = amfkit.FixedVector(code, [1, 2])
+        assert type(amf3.decode(amf3.encode(v))) is amfkit.FixedVector

@@ -183,7 +183,7 @@ class _Converter:
             if kind is None:
                 raise AssertionError(f"array.array typecode {v.typecode!r} is no Vector kind")
             out["kind"] = kind
-            out["fixed"] = False  # array.array has no fixed flag
+            out["fixed"] = isinstance(v, amfkit.FixedVector)  # a plain array.array is not fixed
             out["items"] = [number(x) if kind == "number" else int(x) for x in v]
             return out
         if isinstance(v, (list, tuple)):

@@ -22,6 +22,8 @@ pub struct Types {
     pub object_proxy: *mut ffi::PyTypeObject,
     pub table: *mut ffi::PyTypeObject,
     pub array: *mut ffi::PyTypeObject,
+    /// `amfkit.FixedVector`: an array.array subclass, a Vector with the fixed flag set.
+    pub fixed_vector: *mut ffi::PyTypeObject,
     pub utc: *mut ffi::PyObject,
     pub names: Names,
 }
@@ -117,6 +119,7 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
         object_proxy: type_ptr(kw, "object_proxy")?,
         table: type_ptr(kw, "table")?,
         array,
+        fixed_vector: type_ptr(kw, "fixed_vector")?,
         utc,
         names: Names {
             alias: intern(py, "alias"),

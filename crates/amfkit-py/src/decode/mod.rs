@@ -350,7 +350,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     fn number_vector(
         &mut self,
         kind: NumberVectorKind,
-        _fixed: bool,
+        fixed: bool,
         raw: &'de [u8],
     ) -> Result<Self::Value> {
         let mut native = Vec::with_capacity(raw.len());
@@ -377,7 +377,13 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             }
         };
         let code = self.str_obj(code)?;
-        let arr = self.call_type(self.t.array, &[code.as_ptr()])?;
+        // A fixed Vector decodes as an amfkit.FixedVector (an array.array subclass).
+        let ty = if fixed {
+            self.t.fixed_vector
+        } else {
+            self.t.array
+        };
+        let arr = self.call_type(ty, &[code.as_ptr()])?;
         let data = PyBytes::new(self.py, &native);
         // SAFETY: `arr` and `data` are live objects (`Bound`s: the GIL is held), and the
         // method name is interned in `Types` for the process's life.

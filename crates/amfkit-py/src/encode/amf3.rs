@@ -356,7 +356,9 @@ impl<'py> PyEncoder<'py> {
             Ok(_) => return Err(self.enc.error("an array.array with item size 0")),
             Err(e) => return Err(self.fail(e)),
         };
-        self.enc.amf3_vector_header(raw.len() / size, false)?;
+        // A FixedVector is a Vector whose fixed flag is set; a plain array.array is not.
+        let fixed = obj.get_type().as_ptr() as *mut ffi::PyTypeObject == self.t.fixed_vector;
+        self.enc.amf3_vector_header(raw.len() / size, fixed)?;
         let signed = code.bytes().all(|c| c.is_ascii_lowercase());
         for chunk in raw.chunks_exact(size) {
             if marker == m3::VECTOR_DOUBLE {

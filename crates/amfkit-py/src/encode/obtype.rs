@@ -84,7 +84,7 @@ impl<'py> PyEncoder<'py> {
             _ if tp == t.array_collection => Cold::Collection { array: true },
             _ if tp == t.object_proxy => Cold::Collection { array: false },
             _ if tp == t.date => Cold::AmfDate,
-            _ if tp == t.array => Cold::NumberArray,
+            _ if tp == t.array || tp == t.fixed_vector => Cold::NumberArray,
             _ => Cold::Unknown,
         };
         if !matches!(kind, Cold::Unknown) {
