@@ -76,10 +76,7 @@ async def answer(request: Request, body: Body, message: AbstractMessage) -> Answ
     except Exception as e:
         return Answer(error_body(body.response, message, client_id, e, settings.debug), body.response, target, message, client_id)
     small = request.version == 3 and (getattr(message, "small", False) or "DSMessagingVersion" in headers)
-    ack = (AcknowledgeMessageExt if small else AcknowledgeMessage)()
-    ack.correlationId = message.messageId if isinstance(message.messageId, str) else None
-    ack.clientId = message.clientId if isinstance(message.clientId, str) and message.clientId else client_id
-    ack.destination = destination if isinstance(destination, str) else None
+    ack = _addressed((AcknowledgeMessageExt if small else AcknowledgeMessage)(), message, client_id)
     ack.headers = {"DSId": client_id}
     ack.body = result
     return Answer(Body(body.response + "/onResult", "null", ack), body.response, target, message, client_id)
@@ -90,7 +87,7 @@ async def _command(request: Request, message: CommandMessage, client_id: str, se
     if not isinstance(op, (int, float)) or isinstance(op, bool):
         # Only numbers are compared: any other value (a list, a class with its own
         # __eq__) is an operation this gateway does not know.
-        raise Fault(f"command operation {shown(op)} is not supported by this gateway", code="Server.Processing")
+        op = None
     if op in (Operation.CLIENT_PING, Operation.TRIGGER_CONNECT, Operation.DISCONNECT):
         return None
     if op == Operation.LOGIN:
@@ -109,19 +106,14 @@ async def _command(request: Request, message: CommandMessage, client_id: str, se
     if op == Operation.LOGOUT:
         request.forget_flex_session(client_id)
         return "success"
-    raise Fault(f"command operation {shown(op)} is not supported by this gateway", code="Server.Processing")
+    raise Fault(f"command operation {shown(message.operation)} is not supported by this gateway", code="Server.Processing")
 
 
 def error_body(response: str, message: AbstractMessage, client_id: str | None, error: BaseException, debug: bool) -> Body:
     """The ErrorMessage answering `message` with the fault for `error`."""
     fault, trace = fault_of(error, debug)
     details = fault.details
-    # Only text is echoed: an id or destination of any other type (a value the
-    # encoder may not write back, or one holding the whole request) is left out.
-    err = ErrorMessage()
-    err.correlationId = message.messageId if isinstance(message.messageId, str) else None
-    err.clientId = message.clientId if isinstance(message.clientId, str) and message.clientId else client_id
-    err.destination = message.destination if isinstance(message.destination, str) else None
+    err = _addressed(ErrorMessage(), message, client_id)
     err.headers = {}
     err.timeToLive = 0
     err.body = None
@@ -131,6 +123,16 @@ def error_body(response: str, message: AbstractMessage, client_id: str | None, e
     err.rootCause = None
     err.extendedData = details if details is not None and not isinstance(details, str) else None
     return Body(response + "/onStatus", "null", err)
+
+
+def _addressed(reply: Any, message: AbstractMessage, client_id: str | None) -> Any:
+    """`reply` addressed to `message`: its correlationId, clientId and destination. Only
+    text is echoed: an id or destination of any other type (a value the encoder may not
+    write back, or one holding the whole request) is left out."""
+    reply.correlationId = message.messageId if isinstance(message.messageId, str) else None
+    reply.clientId = message.clientId if isinstance(message.clientId, str) and message.clientId else client_id
+    reply.destination = message.destination if isinstance(message.destination, str) else None
+    return reply
 
 
 def _name(value: Any) -> str:

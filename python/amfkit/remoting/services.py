@@ -391,15 +391,8 @@ class Services:
             if attr.startswith("_"):
                 continue
             try:
-                value = getattr(entry.target, attr, None)
-            except Exception:  # a property that raises: no method (as in lookup)
-                _log.debug("reading %s of service %s failed", shown(attr), shown(name), exc_info=True)
-                continue
-            if not callable(value) or isinstance(value, type):
-                continue
-            try:
                 out.append(self.lookup(f"{name}.{attr}"))
-            except Fault:
+            except Fault:  # not callable, a class, or a property that raises: no method
                 continue
             except Exception:
                 _log.error("cannot describe %s.%s", shown(name), shown(attr), exc_info=True)

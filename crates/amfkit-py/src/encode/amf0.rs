@@ -157,9 +157,14 @@ impl<'py> PyEncoder<'py> {
 
     /// The count field of an ECMA array: a MixedArray's `length` as read (Flash Player
     /// writes the AS2 array's length there; when it reads the array back, entries past
-    /// it still extend it), else the number of entries.
-    #[cold]
+    /// it still extend it), else (a new MixedArray, a dict with int keys) the number of
+    /// entries.
     fn ecma_count(&mut self, obj: &Bound<'py, PyAny>, entries: usize) -> Result<usize> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held) and `mixed_array` a
+        // type object kept alive for the process's life.
+        if unsafe { ffi::PyObject_TypeCheck(obj.as_ptr(), self.t.mixed_array) } == 0 {
+            return Ok(entries);
+        }
         match self.attr_if_any(obj, self.t.names.length)? {
             Some(v) if !v.is_none() => v.extract().map_err(|e| self.fail(e)),
             _ => Ok(entries),
