@@ -190,6 +190,8 @@ pub struct Decoder<'de, V: Visitor<'de>> {
     pub(crate) classes0: FxHashMap<&'de str, Rc<V::Traits>>,
     pub(crate) keys0: FxHashMap<&'de str, V::Str>,
     pub(crate) strings: Vec<(&'de str, Option<V::Str>)>,
+    /// How many AMF3 string references were read (see [`Decoder::amf3_inline_strings`]).
+    pub(crate) string_references: u32,
     pub(crate) refs3: Vec<V::Value>,
     pub(crate) traits3: Vec<Rc<TraitsEntry<'de, V::Traits>>>,
 }
@@ -219,6 +221,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             classes0: FxHashMap::default(),
             keys0: FxHashMap::default(),
             strings: Vec::new(),
+            string_references: 0,
             refs3: Vec::new(),
             traits3: Vec::new(),
         }
@@ -229,8 +232,23 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         self.refs0.clear();
         self.classes0.clear();
         self.strings.clear();
+        self.string_references = 0;
         self.refs3.clear();
         self.traits3.clear();
+    }
+
+    /// Whether the AMF3 strings read in this context came from a writer that never
+    /// references a string: one that wrote some string inline twice and no string
+    /// reference at all. Flash Player references every repeated non-empty string; a
+    /// lossless writer copies the other habit with [`Encoder::inline_every_string`].
+    ///
+    /// [`Encoder::inline_every_string`]: crate::Encoder::inline_every_string
+    pub fn amf3_inline_strings(&self) -> bool {
+        if self.string_references > 0 {
+            return false;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        self.strings.iter().any(|(text, _)| !seen.insert(*text))
     }
 
     /// Byte offset of the next read.

@@ -54,6 +54,10 @@ pub struct SolBody<'de, T> {
     pub version: u8,
     /// The members in file order.
     pub values: Vec<(&'de str, T)>,
+    /// The AMF3 body came from a writer that never references strings
+    /// ([`Decoder::amf3_inline_strings`]); a lossless writer sets
+    /// [`Encoder::inline_every_string`] to write it back the same.
+    pub inline_strings: bool,
 }
 
 /// Read a .sol file, building values with `visitor`.
@@ -72,6 +76,7 @@ pub fn read_sol<'de, V: Visitor<'de>>(
         name,
         version,
         values,
+        inline_strings: de.amf3_inline_strings(),
     })
 }
 
@@ -198,6 +203,10 @@ pub struct Sol {
     pub version: u8,
     /// The members in file order; a [`Value::Reference`] may point into an earlier one.
     pub values: Vec<(String, Value)>,
+    /// Write every AMF3 string inline (the file read had no string reference and
+    /// repeated a string): see [`SolBody::inline_strings`]. False for Flash Player's
+    /// files and for new ones.
+    pub inline_strings: bool,
 }
 
 impl Sol {
@@ -212,6 +221,7 @@ impl Sol {
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), v))
                 .collect(),
+            inline_strings: body.inline_strings,
         })
     }
 
@@ -219,6 +229,7 @@ impl Sol {
     /// with its padding byte; references index the one table of the whole body.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut enc = Encoder::new();
+        enc.inline_every_string = self.inline_strings;
         let mut w = ValueWriter::default();
         let slot = enc.sol_start(&self.name, self.version)?;
         for (key, value) in &self.values {
@@ -313,6 +324,7 @@ mod tests {
                     ("first".into(), shared.clone()),
                     ("second".into(), Value::Reference(0)),
                 ],
+                inline_strings: false,
             };
             let bytes = sol.to_bytes().unwrap();
             let back = read(&bytes).unwrap();
@@ -430,12 +442,14 @@ mod tests {
             name: "x".into(),
             version: 2,
             values: vec![],
+            inline_strings: false,
         };
         assert!(bad.to_bytes().is_err());
         let long = Sol {
             name: "n".repeat(70_000),
             version: 0,
             values: vec![],
+            inline_strings: false,
         };
         assert!(long.to_bytes().is_err());
     }

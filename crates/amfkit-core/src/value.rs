@@ -79,8 +79,13 @@ pub enum Value {
         assoc: Vec<(String, Value)>,
         dense: Vec<Value>,
     },
-    /// AMF0 ECMA array.
-    EcmaArray(Vec<(String, Value)>),
+    /// AMF0 ECMA array: `length` is the count written before the entries (Flash
+    /// Player writes the ActionScript array's length there, not the number of entries:
+    /// a holey array of length 15 with two entries says 15).
+    EcmaArray {
+        length: u32,
+        entries: Vec<(String, Value)>,
+    },
     /// An object: anonymous (empty class name) or typed. An externalizable object whose
     /// body is one value (`ONE_VALUE_EXTERNALS`) keeps it in `external`.
     Object {
@@ -201,7 +206,7 @@ impl Value {
             Value::DoubleVector { .. } => "vector<number>",
             Value::ObjectVector { .. } => "vector<object>",
             Value::Array { .. } => "array",
-            Value::EcmaArray(_) => "ecma-array",
+            Value::EcmaArray { .. } => "ecma-array",
             Value::Object { .. } => "object",
             Value::Dictionary { .. } => "dictionary",
             Value::Reference(_) => "reference",
@@ -237,7 +242,7 @@ pub struct ArrayBuilder {
 #[derive(Debug)]
 enum BuilderKind {
     Array,
-    Ecma,
+    Ecma { length: u32 },
     Vector { fixed: bool, type_name: String },
 }
 
@@ -337,7 +342,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     ) -> Result<(ArrayBuilder, Value)> {
         let kind = match kind {
             ArrayKind::Dense | ArrayKind::Mixed => BuilderKind::Array,
-            ArrayKind::Ecma { .. } => BuilderKind::Ecma,
+            ArrayKind::Ecma { declared } => BuilderKind::Ecma { length: declared },
             ArrayKind::ObjectVector { fixed, type_name } => BuilderKind::Vector {
                 fixed,
                 type_name: type_name.to_owned(),
@@ -370,7 +375,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
                 assoc: array.assoc,
                 dense: array.dense,
             },
-            BuilderKind::Ecma => Value::EcmaArray(array.assoc),
+            BuilderKind::Ecma { length } => Value::EcmaArray {
+                length,
+                entries: array.assoc,
+            },
             BuilderKind::Vector { fixed, type_name } => Value::ObjectVector {
                 fixed,
                 type_name,
@@ -515,9 +523,9 @@ impl ValueWriter {
                         .map_err(|e| e.within(PathSegment::Index(i)))?;
                 }
             }
-            Value::EcmaArray(entries) => {
+            Value::EcmaArray { length, entries } => {
                 enc.amf0_register(None);
-                enc.amf0_ecma_array_start(entries.len())?;
+                enc.amf0_ecma_array_start(*length as usize)?;
                 self.amf0_members(enc, entries, depth)?;
             }
             Value::Object {
@@ -632,7 +640,7 @@ impl ValueWriter {
                 self.amf3_members(enc, assoc, depth)?;
                 self.amf3_items(enc, dense, depth)?;
             }
-            Value::EcmaArray(entries) => {
+            Value::EcmaArray { entries, .. } => {
                 self.register3(enc, m3::ARRAY);
                 enc.amf3_array_header(0)?;
                 self.amf3_members(enc, entries, depth)?;

@@ -107,6 +107,12 @@ pub struct Encoder {
     pub(crate) refs0: FxHashMap<usize, u32>,
     pub(crate) next0: u32,
     pub(crate) strings: crate::strings::StringTable,
+    /// Write every AMF3 string inline, never as a reference (the habit of some writers,
+    /// kept by a lossless round trip; see [`Decoder::amf3_inline_strings`]). Off by
+    /// default: Flash Player references every repeated non-empty string.
+    ///
+    /// [`Decoder::amf3_inline_strings`]: crate::Decoder::amf3_inline_strings
+    pub inline_every_string: bool,
     pub(crate) refs3: FxHashMap<usize, u32>,
     pub(crate) next3: u32,
     pub(crate) traits3: FxHashMap<usize, u32>,

@@ -48,10 +48,11 @@ fn well_formed_files_round_trip_byte_for_byte() {
         // The length field written is the size of the rest of the file.
         assert_eq!(&again[2..6], &((again.len() - 6) as u32).to_be_bytes());
     }
-    // amf0-basic, amf0-refs, amf3-basic, amf3-refs and amf0-flash-references (whose
+    // amf0-basic, amf0-refs, amf3-basic, amf3-refs, amf0-flash-references (whose
     // references 3, 5, 10, 15 resolve only when dates and XML take entries, as Flash
-    // Player numbers them)
-    assert_eq!(seen, 5);
+    // Player numbers them), and the encoding choices a lossless round trip keeps:
+    // amf0-ecma-length, amf3-traits-choices, amf3-inline-strings, amf3-fixed-vectors
+    assert_eq!(seen, 9);
 }
 
 #[test]
@@ -147,4 +148,23 @@ fn limits_apply_to_the_whole_file() {
     };
     let e = Sol::from_bytes(&bytes, shallow).unwrap_err();
     assert_eq!(e.path(), "$.player.pos", "{e}");
+}
+
+#[test]
+fn a_writer_that_never_references_strings_is_written_back_its_way() {
+    let find = |n: &str| files().into_iter().find(|(name, _)| name == n).unwrap().1;
+    let inline = read(&find("amf3-inline-strings.sol")).unwrap();
+    assert!(inline.inline_strings);
+    // With the flag off, the repeats become references: valid, equal, and shorter.
+    let referenced = Sol {
+        inline_strings: false,
+        ..inline.clone()
+    };
+    let shorter = referenced.to_bytes().unwrap();
+    assert!(shorter.len() < find("amf3-inline-strings.sol").len());
+    assert_eq!(read(&shorter).unwrap().values, inline.values);
+    // Files that reference their strings (as Flash Player does) keep the default.
+    for name in ["amf3-refs.sol", "amf3-basic.sol", "amf3-traits-choices.sol"] {
+        assert!(!read(&find(name)).unwrap().inline_strings, "{name}");
+    }
 }

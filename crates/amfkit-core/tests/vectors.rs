@@ -170,7 +170,7 @@ fn is_container(v: &Value) -> bool {
     matches!(
         v,
         Value::Array { .. }
-            | Value::EcmaArray(_)
+            | Value::EcmaArray { .. }
             | Value::Object { .. }
             | Value::ObjectVector { .. }
             | Value::IntVector { .. }
@@ -217,7 +217,7 @@ impl<'v> Canon<'v> {
                 assoc.iter().for_each(|(_, x)| self.register(x, ctx));
                 dense.iter().for_each(|x| self.register(x, ctx));
             }
-            Value::EcmaArray(items) => {
+            Value::EcmaArray { entries: items, .. } => {
                 self.add(v, ctx);
                 items.iter().for_each(|(_, x)| self.register(x, ctx));
             }
@@ -340,7 +340,9 @@ impl<'v> Canon<'v> {
                 let assoc = self.pairs(assoc, ctx);
                 json!({"t": "array", "dense": dense, "assoc": assoc})
             }
-            Value::EcmaArray(items) => json!({"t": "ecma", "items": self.pairs(items, ctx)}),
+            Value::EcmaArray { entries: items, .. } => {
+                json!({"t": "ecma", "items": self.pairs(items, ctx)})
+            }
             Value::Object {
                 traits,
                 sealed,

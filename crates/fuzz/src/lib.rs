@@ -92,7 +92,16 @@ pub fn same(a: &Value, b: &Value) -> bool {
                 dense: dy,
             },
         ) => same_members(ax, ay) && same_list(dx, dy),
-        (V::EcmaArray(x), V::EcmaArray(y)) => same_members(x, y),
+        (
+            V::EcmaArray {
+                length: lx,
+                entries: x,
+            },
+            V::EcmaArray {
+                length: ly,
+                entries: y,
+            },
+        ) => lx == ly && same_members(x, y),
         (
             V::Object {
                 traits: tx,

@@ -65,6 +65,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let h = self.bytes.u29()?;
         if h & 1 == 0 {
             let index = (h >> 1) as usize;
+            self.string_references += 1;
             let len = self.strings.len();
             let Some(entry) = self.strings.get_mut(index) else {
                 return Err(bad_reference("string", index, len, pos));
@@ -94,6 +95,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         let h = self.bytes.u29()?;
         if h & 1 == 0 {
             let index = (h >> 1) as usize;
+            self.string_references += 1;
             return match self.strings.get(index) {
                 Some(entry) => Ok(entry.0),
                 None => Err(bad_reference("string", index, self.strings.len(), pos)),

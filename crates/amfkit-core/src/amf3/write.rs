@@ -64,12 +64,18 @@ impl Encoder {
     }
 
     /// Like [`Encoder::amf3_str`], and return the string-table index of `s` (None for
-    /// the empty string, which is never in the table), so that a model can remember
+    /// the empty string, which is never in the table, and for every string when
+    /// [`Encoder::inline_every_string`] is set), so that a model can remember
     /// it by the string's identity and write [`Encoder::amf3_str_reference`] next time.
     #[inline]
     pub fn amf3_str_indexed(&mut self, s: &str) -> Result<Option<u32>> {
         if s.is_empty() {
             self.out.u8(0x01);
+            return Ok(None);
+        }
+        if self.inline_every_string {
+            self.amf3_len(s.len(), "string")?;
+            self.out.bytes(s.as_bytes());
             return Ok(None);
         }
         if let Some(index) = self.strings.get(s) {
