@@ -70,7 +70,8 @@ def decode_sol(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
-) -> tuple[str, int, dict[str, Any]]: ...
+    lossless: bool = False,
+) -> tuple[str, int, dict[str, Any], dict[int, Any] | None, bool]: ...
 def encode_sol(
     name: str,
     version: int,
@@ -79,6 +80,8 @@ def encode_sol(
     *,
     default: Callable[[Any], Any] | None = None,
     max_depth: int = 1024,
+    layout: dict[int, Any] | None = None,
+    inline_strings: bool = False,
 ) -> bytes: ...
 
 class AMFError(Exception): ...

@@ -31,6 +31,11 @@ class SOL(dict[str, Any]):
 
     name: str
     amf_version: int
+    # From a lossless read: the traits each AMF3 object was read with (id -> (object,
+    # token)) and whether the file's writer never references strings; None and False
+    # for a SOL built in code, which `dumps` writes as Flash Player would.
+    _layout: dict[int, Any] | None = None
+    _inline_strings: bool = False
 
     def __init__(
         self,
@@ -57,9 +62,19 @@ class SOL(dict[str, Any]):
 
     __hash__ = None
 
+    @property
+    def lossless(self) -> bool:
+        """Whether this SOL came from a lossless read (`loads(..., lossless=True)`): its
+        objects are written back with the encoding choices they were read with."""
+        return self._layout is not None
+
     def copy(self) -> SOL:
-        """A shallow copy, with the same name and AMF version."""
-        return SOL(self.name, self, amf_version=self.amf_version)
+        """A shallow copy, with the same name and AMF version (and, from a lossless
+        read, the same encoding choices: the values are shared)."""
+        other = SOL(self.name, self, amf_version=self.amf_version)
+        other._layout = self._layout
+        other._inline_strings = self._inline_strings
+        return other
 
 
 def loads(
@@ -69,14 +84,25 @@ def loads(
     max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
     max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
+    lossless: bool = False,
 ) -> SOL:
     """Decode the bytes of a .sol file (docs/sol.md tells what is accepted).
     The limits are those of `amfkit.amf0.decode`/`amfkit.amf3.decode` and apply to the
-    whole file."""
-    name, version, values = _amfkit.decode_sol(
-        data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware
+    whole file.
+
+    With `lossless`, the SOL also remembers how its writer encoded it (each AMF3
+    object's traits, inline or referenced, sealed members included; a writer that never
+    references strings), and `dumps` writes it back byte for byte when nothing was
+    changed, and everything that was not changed the same way when something was. The
+    values are the same as without it: dicts, lists, TypedObjects."""
+    name, version, values, layout, inline_strings = _amfkit.decode_sol(
+        data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware, lossless=lossless
     )
-    return SOL(name, values, amf_version=version)
+    shared = SOL(name, values, amf_version=version)
+    if lossless:
+        shared._layout = layout
+        shared._inline_strings = inline_strings
+    return shared
 
 
 def load(
@@ -86,9 +112,10 @@ def load(
     max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
     max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
+    lossless: bool = False,
 ) -> SOL:
     """Decode a .sol file from a path (str or path-like) or a binary file opened for
-    reading; the limits are those of `loads`."""
+    reading; the options are those of `loads`."""
     if isinstance(file, (str, os.PathLike)):
         with open(file, "rb") as f:
             data = f.read()
@@ -98,16 +125,23 @@ def load(
             raise TypeError(f"load expects a binary file, but read() gave {type(data).__name__}")
     else:
         raise TypeError(f"load expects a path or a binary file, not {type(file).__name__}")
-    return loads(data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware)
+    return loads(
+        data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware, lossless=lossless
+    )
 
 
 def dumps(sol: Mapping[str, Any], *, default: Callable[[Any], Any] | None = None) -> bytes:
     """Encode a `SOL` (or any mapping of str names to values: name "", AMF3) as the bytes
     of a .sol file, members in the mapping's order. `default` is the encoders' hook for
     unknown objects. Raises `amfkit.EncodeError` for a value or name that cannot be
-    written, and `ValueError` for an `amf_version` other than 0 and 3."""
+    written, and `ValueError` for an `amf_version` other than 0 and 3. A SOL from a
+    lossless read is written with the encoding choices it was read with (see `loads`)."""
     name = getattr(sol, "name", "")
     version = getattr(sol, "amf_version", 3)
+    if isinstance(sol, SOL) and sol._layout is not None:
+        return _amfkit.encode_sol(
+            name, version, sol, default=default, layout=sol._layout, inline_strings=sol._inline_strings
+        )
     return _amfkit.encode_sol(name, version, sol, default=default)
 
 

@@ -4,7 +4,7 @@ use amfkit_core::sol::{read_sol, AMF0, AMF3};
 use amfkit_core::PathSegment;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 
 use crate::buffer::with_input;
 use crate::decode::PyVisitor;
@@ -12,10 +12,13 @@ use crate::encode::PyEncoder;
 use crate::errors::decode_err;
 use crate::options::options;
 
-/// Decode a .sol file: `(name, amf_version, {member: value})`, members in file order
-/// (a repeated name keeps its last value). One reference context spans the members.
+/// Decode a .sol file: `(name, amf_version, {member: value}, layout, inline_strings)`,
+/// members in file order (a repeated name keeps its last value). One reference context
+/// spans the members. With `lossless`, `layout` maps the `id()` of each anonymous or
+/// typed AMF3 object to `(object, traits token)` (see `PyVisitor::layout`), else None;
+/// `inline_strings` says the file's writer never references strings.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, lossless=false))]
 pub fn decode_sol<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
@@ -23,10 +26,14 @@ pub fn decode_sol<'py>(
     max_objects: u64,
     max_size: u64,
     tz_aware: bool,
+    lossless: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let opts = options(max_depth, max_objects, max_size, tz_aware)?;
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        if lossless {
+            v.layout = Some(PyDict::new(py));
+        }
         let body = read_sol(input, opts.limits, &mut v)
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
         let values = PyDict::new(py);
@@ -39,15 +46,22 @@ pub fn decode_sol<'py>(
                 PyString::new(py, body.name).into_any(),
                 body.version.into_pyobject(py)?.into_any(),
                 values.into_any(),
+                v.layout
+                    .take()
+                    .map_or_else(|| py.None().into_bound(py), |d| d.into_any()),
+                PyBool::new(py, body.inline_strings).to_owned().into_any(),
             ],
         )
     })
 }
 
 /// Encode a .sol file from a mapping of str member names to values, in its order; the
-/// values are AMF0 or AMF3 as `version` says and share one reference context.
+/// values are AMF0 or AMF3 as `version` says and share one reference context. `layout`
+/// and `inline_strings` (from a lossless `decode_sol`) write the objects it names with
+/// the traits they were read with, and every string inline.
 #[pyfunction]
-#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024))]
+#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn encode_sol<'py>(
     py: Python<'py>,
     name: &str,
@@ -55,6 +69,8 @@ pub fn encode_sol<'py>(
     values: &Bound<'py, PyAny>,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
+    layout: Option<Bound<'py, PyDict>>,
+    inline_strings: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let version = match version {
         0 => AMF0,
@@ -67,6 +83,8 @@ pub fn encode_sol<'py>(
     };
     let items = values.call_method0("items")?;
     let mut e = PyEncoder::new(py, default, max_depth)?;
+    e.layout = layout;
+    e.enc.inline_every_string = inline_strings;
     let r = (|| -> amfkit_core::Result<()> {
         let slot = e.enc.sol_start(name, version)?;
         for item in items.try_iter().map_err(|err| e.fail(err))? {

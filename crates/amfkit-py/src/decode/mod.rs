@@ -32,6 +32,11 @@ pub struct PyVisitor<'py> {
     reg: Arc<Registry>,
     tz_aware: bool,
     pub pending: Pending,
+    /// Lossless decoding (`amfkit.sol.loads(..., lossless=True)`): each anonymous or
+    /// typed AMF3 object by `id()`, with the traits it was read with (one token per
+    /// traits definition, shared by the objects that referenced it), so that a writer
+    /// can write the same traits the same way. None otherwise.
+    pub layout: Option<Bound<'py, PyDict>>,
 }
 
 /// How objects of one traits entry are built.
@@ -50,6 +55,9 @@ pub struct PyTraits<'py> {
     keys: Vec<Option<Bound<'py, PyString>>>,
     sealed: Option<Bound<'py, PyTuple>>,
     dynamic: bool,
+    /// In lossless decoding, for anonymous and typed objects: `(alias, sealed names,
+    /// dynamic)`, one tuple per traits definition read.
+    token: Option<Bound<'py, PyAny>>,
 }
 
 pub enum PyArr<'py> {
@@ -75,6 +83,7 @@ impl<'py> PyVisitor<'py> {
             reg: snapshot(),
             tz_aware,
             pending: Pending::default(),
+            layout: None,
         })
     }
 
@@ -611,12 +620,29 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?),
             _ => None,
         };
+        let token = match (self.layout.is_some(), &shape) {
+            (true, Shape::Anonymous | Shape::Typed) => {
+                let names = match &sealed {
+                    Some(t) => t.clone(),
+                    None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,
+                };
+                let token = (alias.clone(), names, def.dynamic);
+                Some(
+                    token
+                        .into_pyobject(self.py)
+                        .map_err(|e| self.fail(e))?
+                        .into_any(),
+                )
+            }
+            _ => None,
+        };
         Ok(PyTraits {
             shape,
             alias,
             keys,
             sealed,
             dynamic: def.dynamic,
+            token,
         })
     }
 
@@ -693,6 +719,12 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             Shape::ArrayCollection => self.call_type(self.t.array_collection, &[])?,
             Shape::ObjectProxy => self.call_type(self.t.object_proxy, &[])?,
         };
+        if let (Some(layout), Some(token)) = (self.layout.clone(), &traits.token) {
+            let id = obj.as_ptr() as usize;
+            if let Err(e) = layout.set_item(id, (&obj, token)) {
+                return Err(self.fail(e));
+            }
+        }
         Ok((obj.clone(), obj))
     }
 

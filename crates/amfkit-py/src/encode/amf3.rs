@@ -184,6 +184,9 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
+        if self.layout.is_some() && self.amf3_laid_out(obj, false)? {
+            return Ok(());
+        }
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
             self.enc
                 .amf3_traits_inline::<&str>(Some(ANONYMOUS_TRAITS), "", &[], true, false)?;
@@ -502,6 +505,9 @@ impl<'py> PyEncoder<'py> {
 
     fn amf3_typed_object(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         if self.amf3_ref(m3::OBJECT, obj) {
+            return Ok(());
+        }
+        if self.layout.is_some() && self.amf3_laid_out(obj, true)? {
             return Ok(());
         }
         let alias = self.getattr(obj, self.t.names.alias)?;

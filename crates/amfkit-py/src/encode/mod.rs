@@ -23,6 +23,7 @@ mod amf0;
 mod amf3;
 pub mod api;
 pub mod external;
+mod layout;
 mod obtype;
 mod registered;
 mod table;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use amfkit_core::{Encoder as CoreEncoder, Error, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use rustc_hash::FxHashMap;
 
 use crate::errors::{encode_err, Pending};
@@ -71,6 +72,9 @@ pub struct PyEncoder<'py> {
     /// Empty until the first string misses it (a small encode never pays for it).
     pub(super) str_cache: Vec<(usize, u32)>,
     pub(super) last_class: (usize, *const ClassInfo),
+    /// From a lossless .sol read: `id(object) -> (object, (alias, sealed, dynamic))`, the
+    /// traits each anonymous or typed object was read with (`encode/layout.rs`).
+    pub(crate) layout: Option<Bound<'py, PyDict>>,
 }
 
 /// The UTF-8 of a str object, valid while the object lives.
@@ -117,6 +121,7 @@ impl<'py> PyEncoder<'py> {
             str_ids: FxHashMap::default(),
             str_cache: Vec::new(),
             last_class: (0, std::ptr::null()),
+            layout: None,
         })
     }
 
