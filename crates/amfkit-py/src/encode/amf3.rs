@@ -302,7 +302,18 @@ impl<'py> PyEncoder<'py> {
                 }
             }
             Cold::Bytes => {
-                if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
+                // CPython has one `bytes` object per value of 0 or 1 bytes: identity
+                // cannot tell two such ByteArrays apart, so they are never references.
+                // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+                let shared_by_cpython = unsafe {
+                    ffi::PyBytes_CheckExact(p) != 0 && ffi::PyBytes_Size(p) < 2
+                };
+                if shared_by_cpython {
+                    self.enc.out.u8(m3::BYTE_ARRAY);
+                    self.enc.amf3_register(None);
+                    let bytes = self.buffer(obj)?;
+                    self.enc.amf3_bytes_body(&bytes)?;
+                } else if !self.amf3_ref(m3::BYTE_ARRAY, obj) {
                     let bytes = self.buffer(obj)?;
                     self.enc.amf3_bytes_body(&bytes)?;
                 }
