@@ -41,6 +41,7 @@ async def handle(body: bytes, settings: Settings, *, query: str = "") -> bytes:
         if plain is not None:
             return await _answer_plain(version, bodies, plain, settings)
     request = Request(settings, version, [Header(n, v, must_understand=mu) for n, mu, v in headers], query)
+    request.batched = len(bodies) > 1
     try:
         await request.prepare()
     except Exception as e:  # the session store or the authenticator's principal
@@ -134,7 +135,7 @@ async def _answer_call(request: Request, target: str, response: str, value: Any)
     if request.fault is not None:
         return Answer(status_body(response, request.fault, debug), response, shown_target)
     try:
-        context = Context(request.protocol, request.principal, request.session(), request.header_values, request.session_id)
+        context = Context(request.protocol, request.principal, request.session(), request.header_values, request.session_id, request.settings.messaging)
         args = value if isinstance(value, list) else [value]
         result = await request.settings.services.call(target, args, context)
     except Exception as e:

@@ -12,6 +12,7 @@ from .messages import (
     AbstractMessage,
     AcknowledgeMessage,
     AcknowledgeMessageExt,
+    AsyncMessage,
     CommandMessage,
     ErrorMessage,
     Operation,
@@ -22,7 +23,13 @@ from .request import ID, Answer, Request, fault_of
 from .services import Context, Fault
 from .sessions import PRINCIPAL_KEY, Session
 
-__all__ = ["answer", "error_body", "message_of"]
+__all__ = ["MESSAGING_OPERATIONS", "addressed", "answer", "error_body", "message_of", "operation_of"]
+
+#: The CommandMessage operations a gateway with messaging hands to it (without
+#: messaging, subscribe and poll are faults and disconnect is acknowledged).
+MESSAGING_OPERATIONS = frozenset(
+    (Operation.SUBSCRIBE, Operation.UNSUBSCRIBE, Operation.POLL, Operation.MULTI_SUBSCRIBE, Operation.DISCONNECT)
+)
 
 
 def message_of(value: Any) -> AbstractMessage | None:
@@ -49,16 +56,21 @@ async def answer(request: Request, body: Body, message: AbstractMessage) -> Answ
     # What the log calls this message: the input's names, each shown bounded.
     if isinstance(message, RemotingMessage):
         target = f"{_name(destination)}.{_name(operation)}"
-    else:
+    elif isinstance(message, CommandMessage):
         target = f"command {_name(operation)}"
+    else:
+        target = f"message to {_name(destination)}"
     if request.fault is not None:
         fault = error_body(body.response, message, client_id, request.fault, settings.debug)
         return Answer(fault, body.response, target, message, client_id)
     try:
         session = await request.flex_session(client_id)
         principal = request.principal or principal_of(session)
+        messaging = settings.messaging
+        if messaging is not None and _for_messaging(message):
+            return await messaging.answer(request, body, message, client_id, principal, target)
         if isinstance(message, RemotingMessage):
-            context = Context(request.protocol, principal, session, headers, client_id)
+            context = Context(request.protocol, principal, session, headers, client_id, messaging)
             args = message.body
             if args is None:
                 args = []
@@ -76,18 +88,16 @@ async def answer(request: Request, body: Body, message: AbstractMessage) -> Answ
     except Exception as e:
         return Answer(error_body(body.response, message, client_id, e, settings.debug), body.response, target, message, client_id)
     small = request.version == 3 and (getattr(message, "small", False) or "DSMessagingVersion" in headers)
-    ack = _addressed((AcknowledgeMessageExt if small else AcknowledgeMessage)(), message, client_id)
+    ack = addressed((AcknowledgeMessageExt if small else AcknowledgeMessage)(), message, client_id)
     ack.headers = {"DSId": client_id}
+    if settings.messaging is not None and isinstance(message, CommandMessage) and operation_of(message) in (Operation.CLIENT_PING, Operation.LOGIN):
+        ack.headers["DSMessagingVersion"] = settings.messaging.version  # Flex then sends small forms
     ack.body = result
     return Answer(Body(body.response + "/onResult", "null", ack), body.response, target, message, client_id)
 
 
 async def _command(request: Request, message: CommandMessage, client_id: str, session: Session) -> Any:
-    op = message.operation
-    if not isinstance(op, (int, float)) or isinstance(op, bool):
-        # Only numbers are compared: any other value (a list, a class with its own
-        # __eq__) is an operation this gateway does not know.
-        op = None
+    op = operation_of(message)
     if op in (Operation.CLIENT_PING, Operation.TRIGGER_CONNECT, Operation.DISCONNECT):
         return None
     if op == Operation.LOGIN:
@@ -113,7 +123,7 @@ def error_body(response: str, message: AbstractMessage, client_id: str | None, e
     """The ErrorMessage answering `message` with the fault for `error`."""
     fault, trace = fault_of(error, debug)
     details = fault.details
-    err = _addressed(ErrorMessage(), message, client_id)
+    err = addressed(ErrorMessage(), message, client_id)
     err.headers = {}
     err.timeToLive = 0
     err.body = None
@@ -125,7 +135,28 @@ def error_body(response: str, message: AbstractMessage, client_id: str | None, e
     return Body(response + "/onStatus", "null", err)
 
 
-def _addressed(reply: Any, message: AbstractMessage, client_id: str | None) -> Any:
+def _for_messaging(message: AbstractMessage) -> bool:
+    """Whether a gateway with messaging hands `message` to it: a subscribe, unsubscribe,
+    poll, multi-subscribe or disconnect command, or a message a Producer sends."""
+    if isinstance(message, CommandMessage):
+        return operation_of(message) in MESSAGING_OPERATIONS
+    return isinstance(message, AsyncMessage) and not isinstance(message, AcknowledgeMessage)
+
+
+def operation_of(message: CommandMessage) -> int | None:
+    """A command's operation as an int; None when it is not a whole number (only numbers
+    are compared: a list, or a class with its own __eq__, is no operation)."""
+    op = message.operation
+    if isinstance(op, bool) or not isinstance(op, (int, float)):
+        return None
+    if isinstance(op, float):
+        if not op.is_integer():
+            return None
+        op = int(op)
+    return op
+
+
+def addressed(reply: Any, message: AbstractMessage, client_id: str | None) -> Any:
     """`reply` addressed to `message`: its correlationId, clientId and destination. Only
     text is echoed: an id or destination of any other type (a value the encoder may not
     write back, or one holding the whole request) is left out."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._text import MAX_SHOWN, clip, error_text, shown
 from . import amf, jsonrpc, xmlrpc
@@ -22,6 +22,9 @@ from . import http as _http
 from .auth import Authenticator, authenticate, split_credentials
 from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Principal, Services
 from .sessions import MemorySessionStore, SessionStore
+
+if TYPE_CHECKING:
+    from ..messaging import Messaging
 
 __all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
 
@@ -63,6 +66,9 @@ class Gateway:
     - `understood_headers`: more packet header names to accept when marked
       must-understand (the services read them from `context.headers`).
     - `default`: called with a result value the encoder cannot write; returns one it can.
+    - `messaging`: an `amfkit.messaging.Messaging`: Flex Producers and Consumers on this
+      gateway's URL (polling and long-polling; docs/messaging.md), and `context.publish`
+      for services. Without it, subscribe and poll are answered with ErrorMessages.
     """
 
     def __init__(
@@ -84,6 +90,7 @@ class Gateway:
         clear_credentials: bool = False,
         understood_headers: Iterable[str] = (),
         default: Callable[[Any], Any] | None = None,
+        messaging: Messaging | None = None,
     ) -> None:
         self.services = services if isinstance(services, Services) else Services(services)
         self.debug = bool(debug)
@@ -111,6 +118,9 @@ class Gateway:
         self.clear_credentials = bool(clear_credentials)
         self.understood_headers = frozenset(understood_headers) | {"Credentials"}
         self.default = default
+        if messaging is not None and not callable(getattr(messaging, "answer", None)):
+            raise TypeError("messaging must be an amfkit.messaging.Messaging")
+        self.messaging = messaging
         self._wsgi: _http.WSGIAdapter | None = None
 
     # --- the adapters ----------------------------------------------------------------
@@ -251,7 +261,7 @@ class Gateway:
         except Exception as e:  # the authenticator failed: the call is not made
             logger.error("the authenticator failed: %s", error_text(e), exc_info=e)
             raise _http.HTTPError(401, "authentication failed", [("www-authenticate", 'Basic realm="amfkit"')]) from None
-        context = Context(principal=principal, headers=dict(headers))  # `handle` sets its protocol
+        context = Context(principal=principal, headers=dict(headers), messaging=self.messaging)  # `handle` sets its protocol
         try:
             out = await module.handle(body, self.services, context, debug=self.debug, max_calls=self.max_calls)
         except Exception:

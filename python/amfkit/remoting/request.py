@@ -41,6 +41,8 @@ class Settings(Protocol):
     session_param: str
     clear_credentials: bool
     understood_headers: frozenset[str]
+    #: A `amfkit.messaging.Messaging`, or None: subscribe and poll are then faults.
+    messaging: Any
 
 
 def fault_of(error: BaseException, debug: bool) -> tuple[Fault, str | None]:
@@ -86,6 +88,7 @@ class Request:
         "_credentials_ok",
         "_new_client_id",
         "out_headers",
+        "batched",
     )
 
     def __init__(self, settings: Settings, version: int, headers: list[Header], query: str) -> None:
@@ -105,6 +108,8 @@ class Request:
         self._credentials_ok = False
         self._new_client_id: str | None = None
         self.out_headers: list[Header] = []
+        #: Whether the packet holds more than one body (a poll in it is never parked).
+        self.batched = False
 
     def new_client_id(self) -> str:
         """One new Flex client id for all the messages of this request that came without one."""

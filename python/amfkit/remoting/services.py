@@ -89,7 +89,8 @@ class Context:
     `protocol` is "amf0", "amf3", "jsonrpc" or "xmlrpc"; `session` is the client's
     session dict (kept across requests by the gateway's session store); `principal` is
     set once the client has authenticated; `headers` are the request's AMF headers or
-    HTTP headers, by name.
+    HTTP headers, by name; `messaging` is the gateway's `amfkit.messaging.Messaging`
+    (None without one), which `publish` uses.
     """
 
     protocol: str = "amf3"
@@ -97,6 +98,23 @@ class Context:
     session: dict[str, Any] = dataclasses.field(default_factory=dict)
     headers: dict[str, Any] = dataclasses.field(default_factory=dict)
     client_id: str | None = None
+    messaging: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    def publish(
+        self,
+        destination: str,
+        body: Any,
+        *,
+        headers: Mapping[str, Any] | None = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> str:
+        """Publish `body` to the subscribers of a messaging destination (the gateway's
+        `messaging=`); returns the message id. See `amfkit.messaging.Messaging.publish`."""
+        if self.messaging is None:
+            raise RuntimeError("this gateway has no messaging (Gateway(..., messaging=Messaging([...])))")
+        message_id: str = self.messaging.publish(destination, body, headers=headers, subtopic=subtopic, ttl=ttl)
+        return message_id
 
 
 def awaitable(value: Any) -> bool:

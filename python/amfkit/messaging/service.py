@@ -1,0 +1,185 @@
+"""`Messaging`: a gateway's destinations, its broker and its polling rules, and the
+server's own `publish` (docs/messaging.md).
+
+    gateway = Gateway(services, messaging=Messaging(["prices", "chat"]))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from .._text import shown
+from ..remoting.messages import AbstractMessage, new_id
+from ..remoting.services import Fault, Principal
+from . import commands
+from .broker import Broker, Message, now_ms
+from .destinations import Destination
+from .parking import Parking
+from .subtopic import SubtopicError, check_subtopic
+
+if TYPE_CHECKING:
+    from ..remoting.packet import Body
+    from ..remoting.request import Answer, Request
+
+__all__ = ["DEFAULT_POLL_WAIT", "Messaging"]
+
+#: Seconds a long-poll is held: under the minute after which proxies and load balancers
+#: commonly cut an idle connection.
+DEFAULT_POLL_WAIT = 25.0
+
+#: The messaging version announced on a client's ping: 1.0 lets Flex send small forms.
+MESSAGING_VERSION = 1.0
+
+#: Headers a published copy never carries: the sender's client id and channel
+#: (BlazeDS's MessageService.pushMessageToClient strips them) and its endpoint check
+#: (MessageBroker.routeMessageToService removes it).
+STRIPPED_HEADERS = ("DSId", "DSEndpoint", "DSValidateEndpoint")
+
+
+class Messaging:
+    """Publish-subscribe for a `Gateway`: `Gateway(services, messaging=Messaging([...]))`.
+
+    - `destinations`: names or `Destination`s (access rules, subtopics, ttl).
+    - `broker`: a URL (`"memory://"`, this process) or a `Broker`; `queue_size`,
+      `client_timeout` and `broker_options` configure a broker opened from a URL.
+    - `poll_wait`: seconds a client's poll is held until a message arrives (long-polling);
+      0 answers every poll at once (plain polling).
+    - `poll_interval`: seconds a client waits before its next poll, sent as `DSPollWait`
+      on poll answers; None: 1 ms after a long-poll (poll again at once), no hint after
+      a plain poll (the client's own interval).
+    - `max_parked`: polls one process holds at once (more are answered at once, with a
+      3 s `DSPollWait`); `max_parked_per_client`: per client (a newer poll displaces the
+      oldest, answered `DSNoOpPoll`).
+    - `queue_size`: messages queued per client (past it the oldest is dropped and the
+      consumer told); `client_timeout`: seconds after which an idle client and its
+      subscriptions are forgotten.
+    """
+
+    version = MESSAGING_VERSION
+
+    def __init__(
+        self,
+        destinations: Iterable[str | Destination],
+        *,
+        broker: str | Broker = "memory://",
+        poll_wait: float = DEFAULT_POLL_WAIT,
+        poll_interval: float | None = None,
+        max_parked: int = 10_000,
+        max_parked_per_client: int = 1,
+        queue_size: int = 1000,
+        client_timeout: float = 300.0,
+        broker_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.destinations: dict[str, Destination] = {}
+        if isinstance(destinations, (str, Destination)):
+            raise TypeError("destinations is a list of names or Destinations")
+        for d in destinations:
+            dest = d if isinstance(d, Destination) else Destination(d)
+            if dest.name in self.destinations:
+                raise ValueError(f"destination {dest.name!r} is given twice")
+            self.destinations[dest.name] = dest
+        if not math.isfinite(poll_wait) or poll_wait < 0:
+            raise ValueError("poll_wait must be 0 (plain polling) or more seconds")
+        if poll_interval is not None and not (poll_interval > 0 and math.isfinite(poll_interval)):
+            raise ValueError("poll_interval must be positive seconds, or None")
+        if not client_timeout > poll_wait:
+            raise ValueError("client_timeout must be longer than poll_wait (a parked poll keeps its client alive)")
+        self.closed = False
+        self.poll_wait = float(poll_wait)
+        self.poll_interval = poll_interval
+        self.parking = Parking(max_parked, max_parked_per_client)
+        if isinstance(broker, Broker):
+            self.broker = broker
+        else:
+            options = {"queue_size": queue_size, "client_timeout": client_timeout, **(broker_options or {})}
+            self.broker = Broker.open(broker, **options)
+
+    def destination(self, name: Any) -> Destination:
+        """The destination of that name; a `Fault` (BlazeDS's MessageBroker error 10004,
+        code `Server.Processing`) when there is none."""
+        dest = self.destinations.get(name) if isinstance(name, str) else None
+        if dest is None:
+            raise Fault(f"the supplied destination id is not registered with any service: {shown(name)}", code="Server.Processing")
+        return dest
+
+    def publish(
+        self,
+        destination: str,
+        body: Any,
+        *,
+        headers: Mapping[str, Any] | None = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> str:
+        """Publish `body` from the server to `destination`'s subscribers (send rules do
+        not apply: this is server code); returns the message id. `headers` are what
+        selectors see, `subtopic` a dotted name (no wildcard), `ttl` seconds the message
+        lives (None: forever; a destination's own ttl replaces it). Never blocks: a slow
+        subscriber loses its oldest messages instead."""
+        dest = self.destination(destination)
+        if headers is not None and not isinstance(headers, Mapping):
+            raise TypeError("headers must be a mapping of names to values")
+        subtopics: tuple[str, ...] = ()
+        if subtopic is not None:
+            try:
+                subtopics = (check_subtopic(subtopic, pattern=False),)
+            except SubtopicError as e:
+                raise ValueError(str(e)) from None
+            if not dest.allow_subtopics:
+                raise ValueError(f"destination {dest.name!r} does not allow subtopics")
+        if ttl is not None and (not math.isfinite(ttl) or ttl < 0):
+            raise ValueError("ttl must be 0 or more seconds")
+        fields = dict(headers or {})
+        if subtopics:
+            fields["DSSubtopic"] = subtopics[0]
+        message = self.message(dest, body, fields, subtopics, ttl_ms=None if ttl is None else round(ttl * 1000))
+        self.broker.publish(message)
+        return message.message_id
+
+    def message(
+        self,
+        dest: Destination,
+        body: Any,
+        headers: dict[str, Any],
+        subtopics: tuple[str, ...],
+        *,
+        ttl_ms: int | None = None,
+        message_id: str | None = None,
+        correlation_id: str | None = None,
+    ) -> Message:
+        """The broker's record of a message sent to `dest` now: the destination's ttl
+        replaces the sender's; the sender's client id headers are stripped."""
+        for name in STRIPPED_HEADERS:
+            headers.pop(name, None)
+        if dest.ttl is not None:
+            ttl_ms = round(dest.ttl * 1000)
+        return Message(
+            dest.name,
+            body,
+            headers,
+            subtopics,
+            message_id=message_id or new_id(),
+            timestamp=now_ms(),
+            time_to_live=ttl_ms or 0,
+            correlation_id=correlation_id,
+        )
+
+    def authorize(self, allowed: bool, principal: Principal | None) -> None:
+        """A `Fault` unless `allowed`: as BlazeDS's LoginManager.checkConstraint,
+        `Client.Authentication` (error 10056) without a principal, else
+        `Client.Authorization` (error 10055)."""
+        if allowed:
+            return
+        if principal is None:
+            raise Fault("login required before authorization can proceed", code="Client.Authentication")
+        raise Fault(f"access denied: {shown(principal.name)} is not authorized", code="Client.Authorization")
+
+    async def answer(self, request: Request, body: Body, message: AbstractMessage, client_id: str, principal: Principal | None, target: str) -> Answer:
+        """The gateway's entry: the answer to a messaging command or a sent message."""
+        return await commands.answer(self, request, body, message, client_id, principal, target)
+
+    async def close(self) -> None:
+        """Answer every parked poll (empty) and release the broker: at shutdown."""
+        self.closed = True
+        await self.broker.close()
