@@ -1,10 +1,12 @@
 """The demo gateway (`amfkit serve --demo`, `make run`): the demo services behind a `Gateway`.
 
-`build(db_path=None, *, debug=False, **options)` makes a new one (`options` go to
-`Gateway`). `app` is the one `amfkit serve --demo` serves (`amfkit.demo.app:app`), built
-on first access: its database is at `AMFKIT_DEMO_DB` when set, else at
-`data.default_path()`, and `AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its
-`body_timeout`. `python -m amfkit.demo.app --port 8001` serves it without the CLI.
+`build(db_path=None, *, debug=False, feed=False, **options)` makes a new one (`options` go
+to `Gateway`), with the demo's messaging destinations `prices` and `chat`
+(`amfkit.demo.live`); `feed` starts the live price feed. `app` is the one `amfkit serve
+--demo` serves (`amfkit.demo.app:app`), built on first access, feed running: its database
+is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, and
+`AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`. `python -m
+amfkit.demo.app --port 8001` serves it without the CLI.
 """
 
 from __future__ import annotations
@@ -22,11 +24,20 @@ if TYPE_CHECKING:
 __all__ = ["app", "build", "main"]
 
 
-def build(db_path: Optional[str | os.PathLike[str]] = None, *, debug: bool = False, **options: Any) -> Gateway:
-    """A gateway serving the demo services (the tile database is created if needed)."""
+def build(
+    db_path: Optional[str | os.PathLike[str]] = None, *, debug: bool = False, feed: bool = False, **options: Any
+) -> Gateway:
+    """A gateway serving the demo services (the tile database is created if needed) and
+    the demo's messaging destinations; `feed` starts the live price feed (a daemon thread,
+    `gateway.price_feed`, stopped by `gateway.price_feed.stop()`)."""
     from ..remoting.gateway import Gateway
+    from .live import PriceFeed, demo_messaging
 
-    return Gateway(build_services(db_path), debug=debug, **options)
+    options.setdefault("messaging", demo_messaging())
+    gateway = Gateway(build_services(db_path), debug=debug, **options)
+    if feed and gateway.messaging is not None:
+        gateway.price_feed = PriceFeed(gateway.messaging).start()  # type: ignore[attr-defined]
+    return gateway
 
 
 _app: Optional[Gateway] = None
@@ -39,7 +50,7 @@ def __getattr__(name: str) -> Any:
         with _app_lock:
             if _app is None:
                 timeout = os.environ.get("AMFKIT_DEMO_BODY_TIMEOUT")
-                _app = build(body_timeout=float(timeout)) if timeout else build()
+                _app = build(body_timeout=float(timeout), feed=True) if timeout else build(feed=True)
             return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -56,7 +67,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import uvicorn
     except ImportError:
         parser.error("uvicorn is not installed: pip install 'amfkit[server]'")
-    gateway = build(args.db, debug=args.debug)
+    gateway = build(args.db, debug=args.debug, feed=True)
     print(f"amfkit demo gateway: http://{args.host}:{args.port}/gateway")
     uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning")
     return 0

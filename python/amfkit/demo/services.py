@@ -3,8 +3,9 @@
 `EchoService` (echo a value, raise a fault), `TileService` (the Amfphp tiles article's
 1000 tiles from the demo database, `amfkit.demo.data`, in each of the article's shapes),
 `InstrumentPriceService` (the Protocol Buffers article's Small, Medium and Large messages
-as registered typed objects) and `PageableResult` (the paging service of the pageable
-recordsets). `build_services(db_path)` returns them registered in an
+as registered typed objects), `PageableResult` (the paging service of the pageable
+recordsets) and `ChatService` (a chat line published to the `chat` destination,
+`amfkit.demo.live`). `build_services(db_path)` returns them registered in an
 `amfkit.remoting.Services`; docs/gateway.md (The demo gateway) lists their methods.
 """
 
@@ -339,5 +340,12 @@ def build_services(db_path: Optional[str | os.PathLike[str]] = None, *, pager: O
             "TileService": TileService(db_path, pager=pager),
             "InstrumentPriceService": InstrumentPriceService(),
             "PageableResult": PageableResultService(pager),
+            "ChatService": _chat_service(),
         }
     )
+
+
+def _chat_service() -> Any:
+    from .live import ChatService  # live imports this module
+
+    return ChatService()
