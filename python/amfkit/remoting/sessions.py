@@ -18,7 +18,7 @@ import uuid
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Protocol
 
-__all__ = ["MemorySessionStore", "PRINCIPAL_KEY", "Session", "SessionStore", "new_session_id"]
+__all__ = ["MemorySessionStore", "PRINCIPAL_KEY", "Session", "SessionStore", "new_session_id", "open_session_store"]
 
 #: The session key holding the authenticated principal as `[name, [roles...]]`.
 PRINCIPAL_KEY = "amfkit.principal"
@@ -168,3 +168,20 @@ class MemorySessionStore:
                 return
             del items[sid]
             budget -= 1
+
+
+def open_session_store(store: SessionStore | str | None) -> SessionStore:
+    """The session store a gateway's `session_store` names: a store as it is; None or
+    `"memory://"` a new `MemorySessionStore` (this process only); `"sqlite:///PATH"` a
+    `SQLiteSessionStore` (every process of this host sharing the file)."""
+    if store is None or store == "memory://":
+        return MemorySessionStore()
+    if isinstance(store, str):
+        if store.startswith("sqlite://"):
+            from .sqlite_sessions import SQLiteSessionStore
+
+            return SQLiteSessionStore.from_url(store)
+        from .._text import shown
+
+        raise ValueError(f"unsupported session store {shown(store)} (amfkit has: memory://, sqlite:///PATH)")
+    return store
