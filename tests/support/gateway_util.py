@@ -193,7 +193,9 @@ def asgi_post(
     loop: asyncio.AbstractEventLoop | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """Call an ASGI `app` in this process the way a server hands it a request (the whole
-    body in one receive message) and collect its answer: (status, headers, body)."""
+    body in one receive message) and collect its answer: (status, headers, body). The
+    client stays connected until the answer is complete (a later `receive` gives
+    `http.disconnect` then, as uvicorn's does)."""
     headers = [(b"content-length", str(len(body)).encode())]
     if content_type:
         headers.append((b"content-type", content_type.encode()))
@@ -205,16 +207,22 @@ def asgi_post(
     }
     sent: list[dict[str, Any]] = []
     delivered = False
+    complete: asyncio.Event | None = None
 
     async def receive() -> dict[str, Any]:
-        nonlocal delivered
+        nonlocal delivered, complete
         if delivered:
+            if not _complete(sent):
+                complete = complete or asyncio.Event()
+                await complete.wait()
             return {"type": "http.disconnect"}
         delivered = True
         return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
+        if complete is not None and _complete(sent):
+            complete.set()
 
     if loop is None:
         asyncio.run(app(scope, receive, send))
@@ -224,3 +232,8 @@ def asgi_post(
     assert start["type"] == "http.response.start"
     out = b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, out
+
+
+def _complete(sent: list[dict[str, Any]]) -> bool:
+    """Whether the ASGI messages `sent` end a response."""
+    return bool(sent) and sent[-1]["type"] == "http.response.body" and not sent[-1].get("more_body")

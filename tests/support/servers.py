@@ -52,25 +52,26 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
 
-def _listening_socket() -> socket.socket:
+def _listening_socket(port: int = 0) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, 0))
+    sock.bind((HOST, port))
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
 
 
 @contextlib.contextmanager
-def serve_asgi(app: Any, **config: Any) -> Iterator[RunningServer]:
-    """Serve an ASGI 3 app with uvicorn on a free port for the ``with`` block.
+def serve_asgi(app: Any, *, port: int = 0, **config: Any) -> Iterator[RunningServer]:
+    """Serve an ASGI 3 app with uvicorn on a free port (or on ``port``: a server
+    restarted where a previous one listened) for the ``with`` block.
 
     ``config`` goes to ``uvicorn.Config`` (e.g. ``timeout_keep_alive``); logging is left
     alone (``log_config=None``) and the access log is off.
     """
     import uvicorn
 
-    sock = _listening_socket()
+    sock = _listening_socket(port)
     options: dict[str, Any] = {
         "interface": "asgi3",
         "log_config": None,

@@ -14,11 +14,13 @@ those of common/src/main/resources/flex/messaging/errors.properties.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from .._text import shown
 from ..remoting.flex import addressed, error_body, operation_of
+from ..remoting.http import until_disconnect
 from ..remoting.messages import (
     AbstractMessage,
     AcknowledgeMessage,
@@ -165,6 +167,8 @@ async def _add(call: _Call, consumer_id: str, dest: Destination, subscriptions: 
     try:
         for subscription in subscriptions:
             await broker.subscribe(call.client_id, consumer_id, dest.name, subscription)
+        if subscriptions:
+            call.messaging.clients.poke(call.client_id)  # a push channel waiting for it
     except DuplicateSubscription:  # SubscriptionManager, error 10559
         raise Fault(f"duplicate subscription: another client has already subscribed with the clientId {shown(consumer_id)}", code="Server.Processing") from None
     except SubscriptionLimit as e:
@@ -246,8 +250,10 @@ async def _channel_poll(call: _Call) -> AsyncMessage:
     batch = await broker.receive(client_id)
     if batch is None:  # FlexClient.throwNotSubscribedException, error 10028
         raise Fault("the client has no active subscriptions", code=NOT_SUBSCRIBED)
-    # A poll in a batch with other bodies is never parked (BlazeDS's DSSuppressPollWait).
-    long = messaging.poll_wait > 0 and messaging.parking.max_per_client > 0 and not call.request.batched
+    # A poll in a batch with other bodies is never parked (BlazeDS's DSSuppressPollWait),
+    # nor one over a channel that pushes.
+    request = call.request
+    long = messaging.poll_wait > 0 and messaging.parking.max_per_client > 0 and not request.batched and not request.push
     hint = _hint(messaging, long)
     if batch or not long:
         return await _answer_batch(call, batch, hint)
@@ -258,12 +264,20 @@ async def _channel_poll(call: _Call) -> AsyncMessage:
         return call.ack(DSPollWait=EXCESS_POLL_WAIT_MS)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + messaging.poll_wait
+    # Under ASGI, the HTTP client going away ends the parked poll at once (its slot is
+    # freed; nobody reads the answer).
+    gone = None
+    if request.receive is not None:
+        gone = loop.create_task(until_disconnect(request.receive))
+        gone.add_done_callback(functools.partial(_wake_if_gone, broker, client_id))
     try:
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return await _answer_batch(call, Batch([], {}), hint)
             await broker.wait(client_id, remaining)
+            if gone is not None and gone.done():
+                return call.ack()
             if ticket.displaced:  # a newer poll of this client listens now
                 return call.sync(None, DSNoOpPoll=True)
             if messaging.closed:
@@ -274,7 +288,14 @@ async def _channel_poll(call: _Call) -> AsyncMessage:
             if batch:
                 return await _answer_batch(call, batch, hint)
     finally:
+        if gone is not None:
+            gone.cancel()
         messaging.parking.release(ticket)
+
+
+def _wake_if_gone(broker: Broker, client_id: str, watch: asyncio.Task[None]) -> None:
+    if not watch.cancelled():
+        broker.wake(client_id)
 
 
 def _hint(messaging: Messaging, long: bool) -> int | None:
@@ -417,6 +438,7 @@ async def _disconnect(call: _Call) -> AsyncMessage:
     """The channel disconnects: the client's subscriptions and queue go, and any poll it
     has parked is answered."""
     await call.messaging.broker.disconnect(call.client_id)
+    call.messaging.clients.disconnected(call.client_id)  # an open stream ends
     return call.ack()
 
 

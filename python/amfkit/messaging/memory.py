@@ -258,19 +258,19 @@ class MemoryBroker(Broker):
                 return False
             future: asyncio.Future[None] = loop.create_future()
             client.waiters.append(future)
+        # A timer resolving the future itself: lighter than asyncio.wait_for (no second
+        # future, no callbacks), which matters when every message wakes many waiters.
+        timer = loop.call_later(timeout, _resolve, future)
         try:
-            await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            pass
+            await future
         finally:
+            timer.cancel()
             with self._lock:
-                try:
-                    client.waiters.remove(future)
-                except ValueError:  # already taken by a wake
-                    pass
-        with self._lock:
-            current = self._clients.get(client_id)
-            return current is client and bool(client.queue or client.dropped)
+                waiters = client.waiters
+                if future in waiters:  # timed out or cancelled: not taken by a wake
+                    waiters.remove(future)
+                found = self._clients.get(client_id) is client and bool(client.queue or client.dropped)
+        return found
 
     def wake(self, client_id: str) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from ..remoting.messages import AbstractMessage, new_id
 from ..remoting.services import Fault, Principal
 from . import commands
 from .broker import Broker, Message, now_ms
+from .clients import Clients
 from .destinations import Destination
 from .parking import Parking
 from .subtopic import SubtopicError, check_subtopic
@@ -22,11 +23,15 @@ if TYPE_CHECKING:
     from ..remoting.packet import Body
     from ..remoting.request import Answer, Request
 
-__all__ = ["DEFAULT_POLL_WAIT", "Messaging"]
+__all__ = ["DEFAULT_POLL_WAIT", "DEFAULT_STREAM_HEARTBEAT", "Messaging"]
 
 #: Seconds a long-poll is held: under the minute after which proxies and load balancers
 #: commonly cut an idle connection.
 DEFAULT_POLL_WAIT = 25.0
+
+#: Seconds an HTTP stream stays silent before a heartbeat byte: Flex's and BlazeDS's
+#: habit is well under the minute after which proxies cut an idle connection.
+DEFAULT_STREAM_HEARTBEAT = 15.0
 
 #: The messaging version announced on a client's ping: 1.0 lets Flex send small forms.
 MESSAGING_VERSION = 1.0
@@ -54,6 +59,10 @@ class Messaging:
     - `queue_size`: messages queued per client (past it the oldest is dropped and the
       consumer told); `client_timeout`: seconds after which an idle client and its
       subscriptions are forgotten.
+    - `stream_heartbeat`: seconds an HTTP stream may stay silent before a heartbeat
+      byte (0x00) is written; `max_streams`: HTTP streams one process holds open (more
+      are refused, 503). Streams and WebSockets are ASGI only (docs/messaging.md,
+      "Streaming and WebSocket").
     """
 
     version = MESSAGING_VERSION
@@ -70,6 +79,8 @@ class Messaging:
         queue_size: int = 1000,
         client_timeout: float = 300.0,
         broker_options: Mapping[str, Any] | None = None,
+        stream_heartbeat: float = DEFAULT_STREAM_HEARTBEAT,
+        max_streams: int = 10_000,
     ) -> None:
         self.destinations: dict[str, Destination] = {}
         if isinstance(destinations, (str, Destination)):
@@ -85,15 +96,29 @@ class Messaging:
             raise ValueError("poll_interval must be positive seconds, or None")
         if not client_timeout > poll_wait:
             raise ValueError("client_timeout must be longer than poll_wait (a parked poll keeps its client alive)")
+        if not (stream_heartbeat > 0 and math.isfinite(stream_heartbeat)):
+            raise ValueError("stream_heartbeat must be positive seconds")
+        if max_streams < 0:
+            raise ValueError("max_streams must be 0 or more")
         self.closed = False
         self.poll_wait = float(poll_wait)
         self.poll_interval = poll_interval
         self.parking = Parking(max_parked, max_parked_per_client)
+        self.stream_heartbeat = float(stream_heartbeat)
+        self.max_streams = int(max_streams)
         if isinstance(broker, Broker):
             self.broker = broker
         else:
             options = {"queue_size": queue_size, "client_timeout": client_timeout, **(broker_options or {})}
             self.broker = Broker.open(broker, **options)
+        timeout = getattr(self.broker, "client_timeout", client_timeout)
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            timeout = client_timeout
+        #: Seconds between the touches an open push channel gives its client, so that a
+        #: live channel never lets it expire.
+        self.keepalive = float(timeout) / 3
+        #: The FlexClients greeted by a ping, and the push channels attached to them.
+        self.clients = Clients(idle=float(timeout))
 
     def destination(self, name: Any) -> Destination:
         """The destination of that name; a `Fault` (BlazeDS's MessageBroker error 10004,
@@ -175,11 +200,45 @@ class Messaging:
             raise Fault("login required before authorization can proceed", code="Client.Authentication")
         raise Fault(f"access denied: {shown(principal.name)} is not authorized", code="Client.Authorization")
 
+    def describe(self, url: str, ws_url: str | None = None) -> dict[str, Any]:
+        """The messaging part of the gateway's discovery document: the channels (their
+        Flex class and URL; streaming and WebSocket when `ws_url` is given, the gateway
+        serving ASGI), the destinations and the polling rules."""
+        polling = "long-polling" if self.poll_wait > 0 and self.parking.max_per_client > 0 else "polling"
+        channels: list[dict[str, Any]] = [{"type": polling, "class": "mx.messaging.channels.AMFChannel", "url": url}]
+        if ws_url is not None:
+            sep = "&" if "?" in url else "?"
+            channels.append({"type": "streaming", "class": "mx.messaging.channels.StreamingAMFChannel", "url": f"{url}{sep}command=open&version=1"})
+            channels.append({"type": "websocket", "class": None, "url": ws_url})
+        destinations = [
+            {
+                "name": d.name,
+                "allow_subtopics": d.allow_subtopics,
+                "ttl": d.ttl,
+                "send_roles": None if d.send_roles is None else sorted(d.send_roles),
+                "subscribe_roles": None if d.subscribe_roles is None else sorted(d.subscribe_roles),
+            }
+            for d in self.destinations.values()
+        ]
+        return {
+            "channels": channels,
+            "destinations": destinations,
+            "poll_wait": self.poll_wait,
+            "poll_interval": self.poll_interval,
+            "stream_heartbeat": self.stream_heartbeat,
+        }
+
+    def greet(self, client_id: str, small: bool) -> None:
+        """A client pinged (or logged in): remember it, and whether it reads small forms."""
+        self.clients.greet(client_id, small=small)
+
     async def answer(self, request: Request, body: Body, message: AbstractMessage, client_id: str, principal: Principal | None, target: str) -> Answer:
         """The gateway's entry: the answer to a messaging command or a sent message."""
         return await commands.answer(self, request, body, message, client_id, principal, target)
 
     async def close(self) -> None:
-        """Answer every parked poll (empty) and release the broker: at shutdown."""
+        """Answer every parked poll (empty), end every stream (a DISCONNECT frame) and
+        WebSocket (closed 1001), and release the broker: at shutdown."""
         self.closed = True
+        self.clients.end_all()
         await self.broker.close()

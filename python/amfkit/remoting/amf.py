@@ -6,7 +6,7 @@ whole behaviour."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from .. import _amfkit
 from .._text import MAX_SHOWN, clip, error_text
@@ -17,7 +17,7 @@ from .packet import Body, Envelope, Header
 from .request import Answer, Request, Settings, fault_of
 from .services import Context, Fault, awaitable
 
-__all__ = ["CONTENT_TYPE", "CONTENT_TYPES", "Settings", "handle"]
+__all__ = ["CONTENT_TYPE", "CONTENT_TYPES", "Settings", "answer_message", "handle"]
 
 logger = logging.getLogger("amfkit.gateway")
 
@@ -28,13 +28,15 @@ CONTENT_TYPES = (CONTENT_TYPE,)
 
 RawHeaders = list[tuple[str, bool, Any]]  # (name, must_understand, value): the wire order
 RawBodies = list[tuple[str, str, Any]]  # (target, response, value)
+Receive = Callable[[], Awaitable[Any]]  # an ASGI receive
 
 
-async def handle(body: bytes, settings: Settings, *, query: str = "") -> bytes:
+async def handle(body: bytes, settings: Settings, *, query: str = "", receive: Receive | None = None) -> bytes:
     """Answer one AMF remoting packet (the request body) with the response packet.
-    `query` is the request URL's query string (it may carry a session id). A packet that
-    does not decode raises `amfkit.remoting.http.HTTPError` (400). Every body is answered
-    on its own, in order."""
+    `query` is the request URL's query string (it may carry a session id); `receive` is
+    the ASGI request's (a parked poll watches it for the client going away). A packet
+    that does not decode raises `amfkit.remoting.http.HTTPError` (400). Every body is
+    answered on its own, in order."""
     version, headers, bodies = _decode(body, settings)
     if not headers and not query:  # no credentials, no session: plain calls need no Request
         plain = _plain_calls(bodies, settings)
@@ -42,10 +44,8 @@ async def handle(body: bytes, settings: Settings, *, query: str = "") -> bytes:
             return await _answer_plain(version, bodies, plain, settings)
     request = Request(settings, version, [Header(n, v, must_understand=mu) for n, mu, v in headers], query)
     request.batched = len(bodies) > 1
-    try:
-        await request.prepare()
-    except Exception as e:  # the session store or the authenticator's principal
-        request.fault = Fault.of(e, debug=settings.debug)  # every body is this fault
+    request.receive = receive
+    await _prepare(request)
     answers = []
     for target, response, value in bodies:
         message = flex.message_of(value)
@@ -53,11 +53,41 @@ async def handle(body: bytes, settings: Settings, *, query: str = "") -> bytes:
             answers.append(await flex.answer(request, Body(target, response, value), message))
         else:
             answers.append(await _answer_call(request, target, response, value))
+    await _finish(request)
+    return _encode(version, request.out_headers, answers, settings)
+
+
+async def answer_message(message: AbstractMessage, settings: Settings, *, push: bool = False) -> bytes:
+    """Answer one Flex message outside an AMF packet (a WebSocket channel's frame): the
+    reply, an AcknowledgeMessage or an ErrorMessage, encoded as one AMF3 value. It is
+    answered as the same message in a packet's body is (`push`: the client's channel
+    pushes, so a poll is answered at once, never parked)."""
+    request = Request(settings, 3, [], "")
+    request.push = push
+    await _prepare(request)
+    answer = await flex.answer(request, Body("null", "", message), message)
+    await _finish(request)
+    default = settings.default
+    try:
+        return _amfkit.amf3_encode(answer.body.value, default=default)
+    except Exception:  # the reply cannot be written: a fault instead, as in a packet
+        pass
+    _make_encodable(answer, settings, lambda body: _amfkit.amf3_encode(body.value, default=default))
+    return _amfkit.amf3_encode(answer.body.value, default=default)
+
+
+async def _prepare(request: Request) -> None:
+    try:
+        await request.prepare()
+    except Exception as e:  # the session store or the authenticator's principal
+        request.fault = Fault.of(e, debug=request.settings.debug)  # every body is this fault
+
+
+async def _finish(request: Request) -> None:
     try:
         await request.finish()
     except Exception as e:  # the session store failed: the answers still go out
         logger.error("cannot save the sessions of a request: %s", error_text(e), exc_info=e)
-    return _encode(version, request.out_headers, answers, settings)
 
 
 def _decode(data: bytes, settings: Settings) -> tuple[int, RawHeaders, RawBodies]:
@@ -172,15 +202,22 @@ def _encode(version: int, headers: list[Header], answers: list[Answer], settings
         pass
     # Some result cannot be written: find it and answer a fault for that body only.
     for a in answers:
-        try:
-            packet.encode(Envelope(version, [], [a.body]), default=default)
-        except Exception as e:
-            text = error_text(e)
-            logger.error("cannot encode the result of %s: %s", a.target, text, exc_info=not isinstance(e, _amfkit.EncodeError))
-            fault = Fault(f"the result cannot be encoded: {text}", code="Server.Processing")
-            a.body = _fault_body(a, fault, settings.debug)
-            try:
-                packet.encode(Envelope(version, [], [a.body]), default=default)
-            except Exception:  # the fault's own details cannot be written: drop them
-                a.body = _fault_body(a, Fault(fault.message, code=fault.code), settings.debug)
+        _make_encodable(a, settings, lambda body: packet.encode(Envelope(version, [], [body]), default=default))
     return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+
+
+def _make_encodable(a: Answer, settings: Settings, encode: Callable[[Body], object]) -> None:
+    """Replace the body of `a` by a fault when `encode` cannot write it (an EncodeError,
+    or an error raised by `default` or __writeamf__)."""
+    try:
+        encode(a.body)
+        return
+    except Exception as e:
+        text = error_text(e)
+        logger.error("cannot encode the result of %s: %s", a.target, text, exc_info=not isinstance(e, _amfkit.EncodeError))
+        fault = Fault(f"the result cannot be encoded: {text}", code="Server.Processing")
+    a.body = _fault_body(a, fault, settings.debug)
+    try:
+        encode(a.body)
+    except Exception:  # the fault's own details cannot be written: drop them
+        a.body = _fault_body(a, Fault(fault.message, code=fault.code), settings.debug)

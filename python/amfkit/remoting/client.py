@@ -6,7 +6,8 @@
     >>> client.EchoService.echo([1, 2, 3])                         # doctest: +SKIP
     [1, 2, 3]
 
-docs/client.md has the rest: batches, the headers a gateway sends, errors.
+docs/client.md has the rest: batches, the headers a gateway sends, errors, and Flex
+messaging (`client.consumer(...)`, `client.producer(...)`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import gzip as _gzip
 import itertools
 import threading
 from collections.abc import Mapping
-from typing import Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 try:
     import httpx
@@ -30,6 +31,10 @@ from .packet import Body, Envelope, Header
 from .packet import decode as decode_packet
 from .packet import encode as encode_packet
 from .services import Fault
+
+if TYPE_CHECKING:
+    from ..messaging.consumer import AsyncConsumer, AsyncProducer, Consumer, Producer
+    from ..messaging.hub import AsyncHub, Hub
 
 __all__ = ["AsyncBatch", "AsyncClient", "Batch", "Client", "Pending", "TransportError"]
 
@@ -352,13 +357,26 @@ class _Core:
         return bodies
 
     def _command_body(self, operation: int, body: Any = None) -> Body:
-        headers: dict[str, Any] = {"DSId": self._dsid or "nil"}
-        if operation != messages.Operation.CLIENT_PING:
+        command = messages.CommandMessage(operation=operation, body=body, clientId=self._client_id, destination="")
+        return self._flex_body(command, endpoint=operation != messages.Operation.CLIENT_PING)
+
+    def _flex_body(self, message: messages.AbstractMessage, *, endpoint: bool = True) -> Body:
+        """`message` as a body of its own (target `null`), with the client's `DSId` (and
+        `DSEndpoint`) added to its headers: every Flex message goes out this way."""
+        headers: dict[str, Any] = dict(message.headers or {})
+        headers["DSId"] = self._dsid or "nil"
+        if endpoint:
             headers["DSEndpoint"] = self._endpoint
-        command = messages.CommandMessage(
-            operation=operation, body=body, clientId=self._client_id, destination="", headers=headers
-        )
-        return Body("null", self._next_response(), [command])
+        message.headers = headers
+        return Body("null", self._next_response(), [message])
+
+    def _ping_body(self, messaging: bool) -> Body:
+        """The handshake: a CLIENT_PING, announcing messaging version 1.0 for a Consumer's
+        or Producer's sake (the server may then push small forms)."""
+        body = self._command_body(messages.Operation.CLIENT_PING)
+        if messaging:
+            body.value[0].headers["DSMessagingVersion"] = 1.0
+        return body
 
     def _login_body(self) -> Body:
         assert self._credentials is not None
@@ -558,6 +576,7 @@ class Client(_Core, _Proxies):
         if headers:
             self._http.headers.update(headers)
         self._connect_lock = threading.Lock()
+        self._hub: Hub | None = None
 
     def __repr__(self) -> str:
         mode = "flex" if self.flex else f"amf{self.version}"
@@ -570,7 +589,10 @@ class Client(_Core, _Proxies):
         self.close()
 
     def close(self) -> None:
-        """Close the HTTP connections (unless the `httpx.Client` was given)."""
+        """End the Consumers, then close the HTTP connections (unless the `httpx.Client`
+        was given)."""
+        if self._hub is not None:
+            self._hub.close()
         if self._owns_http:
             self._http.close()
 
@@ -583,18 +605,62 @@ class Client(_Core, _Proxies):
         """Collect calls, then send them in one request when the `with` block ends."""
         return Batch(self)
 
+    def consumer(
+        self,
+        destination: str,
+        *,
+        subtopic: str | None = None,
+        selector: str | None = None,
+        channel: str = "long-poll",
+        queue_size: int = 1000,
+        reconnect: bool = True,
+        max_attempts: int | None = None,
+        poll_interval: float = 1.0,
+    ) -> Consumer:
+        """Subscribe to a messaging destination: a `Consumer` (`poll()`, `stream()`,
+        `unsubscribe()`), subscribed when returned. `channel`: "poll", "long-poll",
+        "streaming" or "websocket"; docs/client.md, "Messaging", has the options."""
+        from ..messaging.consumer import Consumer
+
+        return Consumer(
+            self._messaging(), destination, subtopic=subtopic, selector=selector, channel=channel, queue_size=queue_size,
+            reconnect=reconnect, max_attempts=max_attempts, poll_interval=poll_interval,
+        )  # fmt: skip
+
+    def producer(self, destination: str, *, subtopic: str | None = None) -> Producer:
+        """A `Producer` for a messaging destination: `send(body, headers=..., subtopic=...)`."""
+        from ..messaging.consumer import Producer
+
+        return Producer(self._messaging(), destination, subtopic=subtopic)
+
+    def _messaging(self) -> Hub:
+        if not self.version == 3:
+            raise ValueError("Flex messaging is AMF3: a consumer or producer needs amf3=True")
+        with self._state_lock:
+            if self._hub is None:
+                from ..messaging.hub import Hub
+
+                self._hub = Hub(self)
+            return self._hub
+
     def connect(self) -> None:
         """Flex mode: ping the gateway for a client id, and log in when the client has
         credentials. Done before the first call anyway; does nothing in NetConnection
         mode or once connected."""
         if not self.flex or self._dsid is not None:
             return
+        self._handshake()
+
+    def _handshake(self, stale: str | None = None, *, messaging: bool = False) -> None:
+        """Ping for a DSId (and log in, in Flex mode), unless the client has one other
+        than `stale`: a Consumer that lost its server renews the id this way."""
         with self._connect_lock:
-            if self._dsid is not None:
+            if self._dsid is not None and self._dsid != stale:
                 return
-            ack = self._command(self._command_body(messages.Operation.CLIENT_PING))
+            self._dsid = None
+            ack = self._command(self._ping_body(messaging))
             self._connected(ack)
-            if self._credentials is not None:
+            if self._credentials is not None and self.flex:
                 self._command(self._login_body())
 
     def logout(self) -> None:
@@ -603,8 +669,8 @@ class Client(_Core, _Proxies):
             self._command(self._command_body(messages.Operation.LOGOUT))
         self._forget_credentials()
 
-    def _command(self, body: Body) -> Any:
-        return self._acknowledgement(self._exchange(self._envelope([body])), body)
+    def _command(self, body: Body, timeout: httpx.Timeout | None = None) -> Any:
+        return self._acknowledgement(self._exchange(self._envelope([body]), timeout), body)
 
     def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Any:
         call = _Call(service, method, args)
@@ -622,11 +688,11 @@ class Client(_Core, _Proxies):
             raise
         self._settle(calls, bodies, envelope)
 
-    def _exchange(self, envelope: Envelope) -> Envelope:
+    def _exchange(self, envelope: Envelope, timeout: httpx.Timeout | None = None) -> Envelope:
         url, headers, content = self._request(envelope)
         reply = _Reply(self._max_response_size, url)
         try:
-            with self._http.stream("POST", url, content=content, headers=headers) as response:
+            with self._http.stream("POST", url, content=content, headers=headers, timeout=_timeout(timeout)) as response:
                 for chunk in response.iter_bytes():
                     reply.add(chunk)
         except httpx.HTTPError as e:
@@ -646,6 +712,11 @@ class _Reply:
         self.data += chunk
         if len(self.data) > self.limit:
             raise TransportError(f"the gateway's reply is larger than {self.limit} bytes", url=self.url)
+
+
+def _timeout(timeout: httpx.Timeout | None) -> Any:
+    """A request's own timeout (a long-poll's), or the client's."""
+    return httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
 
 
 def _transport_error(e: httpx.HTTPError, url: str) -> TransportError:
@@ -749,6 +820,7 @@ class AsyncClient(_Core, _Proxies):
         if headers:
             self._http.headers.update(headers)
         self._connect_lock: Any = None  # an asyncio.Lock, made in the running loop
+        self._hub: AsyncHub | None = None
 
     def __repr__(self) -> str:
         mode = "flex" if self.flex else f"amf{self.version}"
@@ -761,7 +833,10 @@ class AsyncClient(_Core, _Proxies):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP connections (unless the `httpx.AsyncClient` was given)."""
+        """End the Consumers, then close the HTTP connections (unless the
+        `httpx.AsyncClient` was given)."""
+        if self._hub is not None:
+            await self._hub.close()
         if self._owns_http:
             await self._http.aclose()
 
@@ -774,20 +849,62 @@ class AsyncClient(_Core, _Proxies):
         """Collect calls, then send them in one request when the `async with` block ends."""
         return AsyncBatch(self)
 
+    def consumer(
+        self,
+        destination: str,
+        *,
+        subtopic: str | None = None,
+        selector: str | None = None,
+        channel: str = "long-poll",
+        queue_size: int = 1000,
+        reconnect: bool = True,
+        max_attempts: int | None = None,
+        poll_interval: float = 1.0,
+    ) -> AsyncConsumer:
+        """An `AsyncConsumer`, subscribed once awaited or entered: `consumer = await
+        client.consumer(...)` or `async with client.consumer(...) as consumer`; options
+        as `Client.consumer`."""
+        from ..messaging.consumer import AsyncConsumer
+
+        return AsyncConsumer(
+            self._messaging(), destination, subtopic=subtopic, selector=selector, channel=channel, queue_size=queue_size,
+            reconnect=reconnect, max_attempts=max_attempts, poll_interval=poll_interval,
+        )  # fmt: skip
+
+    def producer(self, destination: str, *, subtopic: str | None = None) -> AsyncProducer:
+        """An `AsyncProducer`: `await producer.send(body, headers=..., subtopic=...)`."""
+        from ..messaging.consumer import AsyncProducer
+
+        return AsyncProducer(self._messaging(), destination, subtopic=subtopic)
+
+    def _messaging(self) -> AsyncHub:
+        if not self.version == 3:
+            raise ValueError("Flex messaging is AMF3: a consumer or producer needs amf3=True")
+        if self._hub is None:
+            from ..messaging.hub import AsyncHub
+
+            self._hub = AsyncHub(self)
+        return self._hub
+
     async def connect(self) -> None:
         """Flex mode: ping (and log in); see `Client.connect`."""
         if not self.flex or self._dsid is not None:
             return
+        await self._handshake()
+
+    async def _handshake(self, stale: str | None = None, *, messaging: bool = False) -> None:
+        """`Client._handshake`, awaited."""
         import asyncio
 
         if self._connect_lock is None:
             self._connect_lock = asyncio.Lock()
         async with self._connect_lock:
-            if self._dsid is not None:
+            if self._dsid is not None and self._dsid != stale:
                 return
-            ack = await self._command(self._command_body(messages.Operation.CLIENT_PING))
+            self._dsid = None
+            ack = await self._command(self._ping_body(messaging))
             self._connected(ack)
-            if self._credentials is not None:
+            if self._credentials is not None and self.flex:
                 await self._command(self._login_body())
 
     async def logout(self) -> None:
@@ -796,8 +913,8 @@ class AsyncClient(_Core, _Proxies):
             await self._command(self._command_body(messages.Operation.LOGOUT))
         self._forget_credentials()
 
-    async def _command(self, body: Body) -> Any:
-        return self._acknowledgement(await self._exchange(self._envelope([body])), body)
+    async def _command(self, body: Body, timeout: httpx.Timeout | None = None) -> Any:
+        return self._acknowledgement(await self._exchange(self._envelope([body]), timeout), body)
 
     async def _invoke(self, service: str, method: str, args: tuple[Any, ...]) -> Any:
         call = _Call(service, method, args)
@@ -815,11 +932,11 @@ class AsyncClient(_Core, _Proxies):
             raise
         self._settle(calls, bodies, envelope)
 
-    async def _exchange(self, envelope: Envelope) -> Envelope:
+    async def _exchange(self, envelope: Envelope, timeout: httpx.Timeout | None = None) -> Envelope:
         url, headers, content = self._request(envelope)
         reply = _Reply(self._max_response_size, url)
         try:
-            async with self._http.stream("POST", url, content=content, headers=headers) as response:
+            async with self._http.stream("POST", url, content=content, headers=headers, timeout=_timeout(timeout)) as response:
                 async for chunk in response.aiter_bytes():
                     reply.add(chunk)
         except httpx.HTTPError as e:

@@ -92,6 +92,9 @@ async def answer(request: Request, body: Body, message: AbstractMessage) -> Answ
     ack.headers = {"DSId": client_id}
     if settings.messaging is not None and isinstance(message, CommandMessage) and operation_of(message) in (Operation.CLIENT_PING, Operation.LOGIN):
         ack.headers["DSMessagingVersion"] = settings.messaging.version  # Flex then sends small forms
+        # Remembered for the channels that push (a stream opens for a greeted client, in
+        # the small forms it announced).
+        settings.messaging.greet(client_id, getattr(message, "small", False) or _announces(headers.get("DSMessagingVersion")))
     ack.body = result
     return Answer(Body(body.response + "/onResult", "null", ack), body.response, target, message, client_id)
 
@@ -141,6 +144,11 @@ def _for_messaging(message: AbstractMessage) -> bool:
     if isinstance(message, CommandMessage):
         return operation_of(message) in MESSAGING_OPERATIONS
     return isinstance(message, AsyncMessage) and not isinstance(message, AcknowledgeMessage)
+
+
+def _announces(version: Any) -> bool:
+    """Whether a ping's DSMessagingVersion announces small forms (1 or more)."""
+    return not isinstance(version, bool) and isinstance(version, (int, float)) and version >= 1
 
 
 def operation_of(message: CommandMessage) -> int | None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._text import MAX_SHOWN, clip, error_text, shown
@@ -67,8 +68,11 @@ class Gateway:
       must-understand (the services read them from `context.headers`).
     - `default`: called with a result value the encoder cannot write; returns one it can.
     - `messaging`: an `amfkit.messaging.Messaging`: Flex Producers and Consumers on this
-      gateway's URL (polling and long-polling; docs/messaging.md), and `context.publish`
-      for services. Without it, subscribe and poll are answered with ErrorMessages.
+      gateway's URL (polling and long-polling; under ASGI also HTTP streaming,
+      `POST path?command=open&version=1`, and WebSocket, `ws://host/path`;
+      docs/messaging.md), and `context.publish` for services. Without it, subscribe and
+      poll are answered with ErrorMessages, a streaming command with 400 and a WebSocket
+      handshake with 403.
     """
 
     def __init__(
@@ -133,7 +137,8 @@ class Gateway:
         the HTTP floor plus what the gateway must do); everything else goes through the
         general core, which answers the same way.
         """
-        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("query_string"):
+        kind = scope["type"]
+        if kind == "http" and scope["method"] == "POST" and not scope.get("query_string"):
             accept = self._plain_post(scope)
             if accept is not None:
                 timer = self.body_timer
@@ -147,7 +152,7 @@ class Gateway:
                 if message["type"] == "http.request" and not message.get("more_body") and len(body) <= self.max_body_size:
                     timer.stop(task)  # else the general path goes on with the same deadline
                     try:
-                        out = await amf.handle(body, self)
+                        out = await amf.handle(body, self, receive=receive)
                     except _http.HTTPError as e:  # a malformed packet: 400, as the core says
                         await _http.send_response(send, e.response())
                         return
@@ -163,7 +168,37 @@ class Gateway:
                     await send({"type": "http.response.body", "body": out})
                     return
                 receive = _replay(message, receive)
-        await _http.asgi(self._respond, self.max_body_size, scope, receive, send, self.body_timer)
+        elif kind == "http":
+            qs = scope.get("query_string")
+            if qs and b"command=" in qs and scope["method"] == "POST" and self._on_path(scope["path"]):
+                from ..messaging import streaming
+
+                if streaming.command_of(qs.decode("latin-1")) is not None:
+                    await streaming.serve(self, scope, receive, send)
+                    return
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+            return
+        scheme = scope.get("scheme") or "http"
+
+        def core(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Awaitable[_http.Response]:
+            return self._respond(method, path, headers, body, receive=receive, scheme=scheme)
+
+        await _http.asgi(core, self.max_body_size, scope, receive, send, self.body_timer)
+
+    async def _websocket(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        """A WebSocket on the gateway's path is the messaging channel; without messaging,
+        or on another path, the handshake is refused (HTTP 403)."""
+        if self.messaging is not None and self._on_path(scope["path"]):
+            from ..messaging import websocket
+
+            await websocket.serve(self, scope, receive, send)
+            return
+        if (await receive()).get("type") == "websocket.connect":
+            await send({"type": "websocket.close", "code": 1008})
+
+    def _on_path(self, path: str) -> bool:
+        return self.path is None or path == self.path or path.rstrip("/") == self.path
 
     def _plain_post(self, scope: dict[str, Any]) -> str | None:
         """For a POST that can take the short path: its `Accept-Encoding` ("" when
@@ -211,15 +246,32 @@ class Gateway:
             lowered[k] = lowered[k] + ", " + v if k in lowered else v
         return await self._respond(method.upper(), path, lowered, bytes(body))
 
-    async def _respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _http.Response:
+    async def _respond(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        receive: Callable[[], Awaitable[Any]] | None = None,
+        scheme: str | None = None,
+    ) -> _http.Response:
+        """The HTTP core. `receive` is the ASGI request's (None under WSGI and `respond`:
+        a parked poll then cannot see its client go away, and the channels that push are
+        not served); `scheme` the request's URL scheme, for discovery."""
         where, _, query = path.partition("?")
-        if self.path is not None and where != self.path and where.rstrip("/") != self.path:
+        if not self._on_path(where):
             return _http.text_response(404, f"not found: {clip(where, MAX_SHOWN)} (the gateway answers at {self.path})")
         try:
             if method == "POST":
-                status, ctype, out = await self._post(query, headers, body)
+                if "command=" in query:
+                    from ..messaging.streaming import command_of
+
+                    if command_of(query) is not None:  # the ASGI app answers these itself
+                        raise _http.HTTPError(400, "HTTP streaming needs the gateway's ASGI app (a response held open); use polling under WSGI")
+                status, ctype, out = await self._post(query, headers, body, receive)
             elif method == "GET":
-                status, ctype, out = 200, "application/json", self._discovery()
+                status, ctype, out = 200, "application/json", self._discovery(where, headers.get("host"), scheme, push=receive is not None)
             else:
                 return _http.text_response(405, f"method {clip(method, MAX_SHOWN)} not allowed", [("allow", "GET, POST")])
         except _http.HTTPError as e:
@@ -227,7 +279,7 @@ class Gateway:
         out, coding = _http.compress(out, headers.get("accept-encoding"), self.gzip_threshold, self.gzip_level)
         return status, [("content-type", ctype), *coding.text, ("content-length", str(len(out)))], out
 
-    async def _post(self, query: str, headers: Mapping[str, str], body: bytes) -> tuple[int, str, bytes]:
+    async def _post(self, query: str, headers: Mapping[str, str], body: bytes, receive: Callable[[], Awaitable[Any]] | None = None) -> tuple[int, str, bytes]:
         """A POST's body to its protocol: AMF for its content types or none, else JSON-RPC
         or XML-RPC by theirs; 415 for any other."""
         if len(body) > self.max_body_size:
@@ -237,15 +289,27 @@ class Gateway:
             body = _http.inflate(body, encoding, self.max_body_size)
         kind = _http.media_type(headers.get("content-type"))
         if not kind or kind in _AMF_TYPES:
-            return 200, amf.CONTENT_TYPE, await amf.handle(body, self, query=query)
+            return 200, amf.CONTENT_TYPE, await amf.handle(body, self, query=query, receive=receive)
         route = _RPC.get(kind)
         if route is None:
             raise _http.HTTPError(415, f"unsupported content type {shown(kind)} ({_OFFERED})")
         module, name = route
         return await self._call_rpc(module, name, body, headers)
 
-    def _discovery(self) -> bytes:
-        return json.dumps(self.services.describe(), default=str, ensure_ascii=False).encode("utf-8")
+    def _discovery(self, where: str, host: str | None, scheme: str | None, *, push: bool) -> bytes:
+        """The discovery document: the services, and with messaging its channels (their
+        URLs: absolute when the request named its host), destinations and poll_wait. The
+        channels that push are listed when the gateway runs as an ASGI app (`push`)."""
+        doc = self.services.describe()
+        if self.messaging is not None:
+            path = self.path if self.path is not None else where
+            secure = scheme in ("https", "wss")
+            if host and _HOST.fullmatch(host):
+                url, ws_url = f"{'https' if secure else 'http'}://{host}{path}", f"{'wss' if secure else 'ws'}://{host}{path}"
+            else:
+                url = ws_url = path
+            doc["messaging"] = self.messaging.describe(url, ws_url if push else None)
+        return json.dumps(doc, default=str, ensure_ascii=False).encode("utf-8")
 
     async def _call_rpc(self, module: Any, name: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
         """A JSON-RPC or XML-RPC body to `module`'s `handle`, after its budget check and
@@ -296,6 +360,8 @@ class Gateway:
 
 
 _AMF_TYPES = amf.CONTENT_TYPES
+#: A Host header value that may go into a URL (a name or address, and a port).
+_HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 _CONTENT_TYPE_AMF = (b"content-type", amf.CONTENT_TYPE.encode())
 
 

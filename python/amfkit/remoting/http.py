@@ -33,6 +33,7 @@ __all__ = [
     "inflate",
     "media_type",
     "text_response",
+    "until_disconnect",
     "WSGIAdapter",
 ]
 
@@ -368,6 +369,16 @@ async def within_deadline(timer: BodyTimer | None, task: asyncio.Task[Any] | Non
         if timer is not None and timer.expired(task):
             raise HTTPError(408, f"request body not received within {timer.timeout:g} seconds") from None
         raise
+
+
+async def until_disconnect(receive: Callable[[], Awaitable[Any]]) -> None:
+    """Return when the HTTP client has gone away (ASGI `http.disconnect`), for a request
+    whose body was read already: a held response (a parked poll, a stream) watches it
+    beside its own work."""
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return
 
 
 _ENCODED: dict[tuple[str, str], tuple[bytes, bytes]] = {}

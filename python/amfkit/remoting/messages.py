@@ -104,15 +104,19 @@ class AbstractMessage:
             _skip(input, f, known)
 
     def _write_small(self, output: Any) -> None:
-        present = [n for n in AbstractMessage._fields if getattr(self, n, None) is not None]
+        # The values in AbstractMessage._fields order (every pushed copy goes through
+        # here: plain attribute reads, no lookups by name).
+        values = (self.body, self.clientId, self.destination, self.headers, self.messageId, self.timestamp, self.timeToLive)
         flags = 0
-        for bit, name in enumerate(AbstractMessage._fields):
-            if name in present:
-                flags |= 1 << bit
+        bit = 1
+        for value in values:
+            if value is not None:
+                flags |= bit
+            bit <<= 1
         output.write_byte(flags)
-        for name in AbstractMessage._fields:
-            if name in present:
-                output.write_object(getattr(self, name))
+        for value in values:
+            if value is not None:
+                output.write_object(value)
 
 
 class AsyncMessage(AbstractMessage):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import traceback
-from typing import Any, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 from urllib.parse import parse_qsl
 
 from .._text import error_text, shown
@@ -89,6 +89,8 @@ class Request:
         "_new_client_id",
         "out_headers",
         "batched",
+        "push",
+        "receive",
     )
 
     def __init__(self, settings: Settings, version: int, headers: list[Header], query: str) -> None:
@@ -110,6 +112,12 @@ class Request:
         self.out_headers: list[Header] = []
         #: Whether the packet holds more than one body (a poll in it is never parked).
         self.batched = False
+        #: Whether the message came over a channel that pushes (a WebSocket): a poll is
+        #: answered at once, never parked.
+        self.push = False
+        #: The ASGI `receive` of the HTTP request (None under WSGI and `respond`): a
+        #: parked poll watches it, to end when the client goes away.
+        self.receive: Callable[[], Awaitable[Any]] | None = None
 
     def new_client_id(self) -> str:
         """One new Flex client id for all the messages of this request that came without one."""
