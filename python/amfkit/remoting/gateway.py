@@ -22,7 +22,7 @@ from . import amf, jsonrpc, xmlrpc
 from . import http as _http
 from .auth import Authenticator, authenticate, split_credentials
 from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Principal, Services
-from .sessions import MemorySessionStore, SessionStore
+from .sessions import SessionStore, open_session_store
 
 if TYPE_CHECKING:
     from ..messaging import Messaging
@@ -60,7 +60,9 @@ class Gateway:
       JSON-RPC batch (over: -32600) or an XML-RPC system.multicall (over: a fault).
     - `body_timeout`: seconds a request body may take to arrive after the headers
       under ASGI (408 and the connection closed past it; None: no deadline).
-    - `session_store`: where sessions live (default: a `MemorySessionStore`).
+    - `session_store`: where sessions live: a store, or its URL (`"memory://"`, the
+      default: a `MemorySessionStore` of this process; `"sqlite:///PATH"`: a
+      `SQLiteSessionStore`, shared by every worker of the host).
     - `path`: the URL path answered (default "/gateway"; None: any path).
     - `session_param`: the query parameter carrying a NetConnection session id.
     - `clear_credentials`: see docs/gateway.md, "NetConnection sessions".
@@ -88,7 +90,7 @@ class Gateway:
         max_objects: int = 1_000_000,
         max_calls: int = DEFAULT_MAX_CALLS,
         body_timeout: float | None = _http.DEFAULT_BODY_TIMEOUT,
-        session_store: SessionStore | None = None,
+        session_store: SessionStore | str | None = None,
         path: str | None = "/gateway",
         session_param: str = "amfkit_session",
         clear_credentials: bool = False,
@@ -114,7 +116,7 @@ class Gateway:
             raise ValueError("max_calls must be positive")
         self.max_calls = int(max_calls)
         self.body_timer = _http.BodyTimer(body_timeout)
-        self.sessions: SessionStore = session_store if session_store is not None else MemorySessionStore()
+        self.sessions: SessionStore = open_session_store(session_store)
         if path is not None and not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.path = (path.rstrip("/") or "/") if path is not None else None

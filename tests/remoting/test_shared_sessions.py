@@ -1,0 +1,92 @@
+"""Sessions shared by the workers of `amfkit serve --workers 2` through the SQLite store:
+a Flex client logs in once, then every call it makes on new connections (spread by the
+kernel over both worker processes) is authorised, whichever worker answers."""
+
+from __future__ import annotations
+
+import base64
+import socket
+import subprocess
+import time
+from typing import Any
+
+import httpx
+
+from amfkit.remoting import messages as m, packet
+
+from gateway_util import flex_shape, raw_packet
+
+APP = """
+import os
+from amfkit.remoting import Gateway, Principal
+from amfkit.remoting.services import Context, requires
+
+class Who:
+    @requires("staff")
+    def pid(self, context: Context):
+        return [os.getpid(), context.principal.name]
+
+def authenticate(user, password):
+    return Principal(user, ["staff"]) if password == "pw" else None
+
+gateway = Gateway({"Who": Who()}, authenticator=authenticate, session_store="sqlite:///%s")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def post(url: str, message: Any) -> Any:
+    data = raw_packet(3, [("null", "/1", flex_shape(message))])
+    # A new connection each time: the kernel hands each to either worker.
+    with httpx.Client(timeout=10) as http:
+        r = http.post(url, content=data, headers={"Content-Type": "application/x-amf", "Connection": "close"})
+    assert r.status_code == 200, r.text
+    return packet.decode(r.content).bodies[0].value
+
+
+def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, python_exe):
+    (tmp_path / "sharedapp.py").write_text(APP % (tmp_path / "sessions.db"))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/gateway"
+    proc = subprocess.Popen(
+        [python_exe, "-m", "amfkit", "serve", "sharedapp:gateway", "--port", str(port), "--workers", "2", "--log-level", "warning"],
+        cwd=tmp_path, env=python_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                ack = post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"}))
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.communicate(timeout=5)[1].decode(errors="replace")) from None
+                time.sleep(0.1)
+        dsid = ack.headers["DSId"]
+        login = m.CommandMessage(operation=m.Operation.LOGIN, body=base64.b64encode(b"ada:pw").decode(), headers={"DSId": dsid})
+        assert type(post(url, login)) is m.AcknowledgeMessage
+        pids = set()
+        for _ in range(60):
+            reply = post(url, m.RemotingMessage(destination="Who", operation="pid", body=[], headers={"DSId": dsid}))
+            assert type(reply) is m.AcknowledgeMessage, reply.faultString
+            pid, name = reply.body
+            assert name == "ada"
+            pids.add(pid)
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2, "every call reached one worker: the test proves nothing"
+        # A client that never logged in is refused on every worker.
+        other = post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"})).headers["DSId"]
+        refused = post(url, m.RemotingMessage(destination="Who", operation="pid", body=[], headers={"DSId": other}))
+        assert type(refused) is m.ErrorMessage and refused.faultCode.startswith("Client.Authentication")
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.communicate()
