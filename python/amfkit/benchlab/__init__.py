@@ -51,6 +51,7 @@ EXPERIMENTS: dict[str, str] = {
     "tiles": "amfkit.benchlab.tiles",
     "instruments": "amfkit.benchlab.instruments",
     "gateway": "amfkit.benchlab.gateway",
+    "messaging": "amfkit.benchlab.messaging",
 }
 
 

@@ -4,19 +4,25 @@
   echo call's answer): the HTTP floor, what a gateway costs nothing above.
 - `amfkit.benchlab.apps:py3amf_wsgi` is Py3AMF's WSGI gateway over the same demo
   services (benchmark only: Py3AMF is never imported by amfkit itself).
+- `amfkit.benchlab.apps:messaging` is the messaging benchmark's server: a `Gateway` with
+  `Messaging(["prices"])` and one service, `MessagingBench`, whose `publish` the load
+  generator calls to publish InstrumentPrice messages with `context.publish`.
 
-Both read `AMFKIT_BENCH_DB` for the demo database path, as the demo gateway does
-(`AMFKIT_DEMO_DB`).
+The first two read `AMFKIT_BENCH_DB` for the demo database path, as the demo gateway
+does (`AMFKIT_DEMO_DB`); the messaging one reads `AMFKIT_BENCH_POLL_WAIT` (seconds a
+long-poll is held; 0: plain polling) and `AMFKIT_BENCH_QUEUE_SIZE`.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from ..remoting.http import serve_lifespan
+from ..remoting.services import Context
 
-__all__ = ["bare", "echo_request", "echo_value", "py3amf_wsgi"]
+__all__ = ["MessagingBench", "bare", "echo_request", "echo_value", "messaging", "messaging_gateway", "py3amf_wsgi"]
 
 
 def echo_value() -> dict[str, Any]:
@@ -84,3 +90,71 @@ class _Lazy:
 
 
 py3amf_wsgi = _Lazy()
+
+
+# --- the messaging benchmark's server ---------------------------------------------------
+
+#: The destination the messaging benchmark publishes to and subscribes to.
+BENCH_DESTINATION = "prices"
+
+
+class MessagingBench:
+    """The messaging benchmark's publisher, called over HTTP by its load generator."""
+
+    def publish(self, count: int, first: int, size: str, context: Context) -> int:
+        """Publish `count` InstrumentPrice messages of `size` to "prices", numbered from
+        `first`: message `seq` has body `instrument_price(size, seq)` and headers `seq`
+        and `sent` (this process's `time.time()` taken just before its publish, for the
+        publish-to-delivery latency). Returns `count`."""
+        from ..demo.services import instrument_price
+
+        for seq in range(first, first + count):
+            body = instrument_price(size, seq)
+            context.publish(BENCH_DESTINATION, body, headers={"seq": seq, "sent": time.time()})
+        return count
+
+    def stats(self, context: Context) -> dict[str, int]:
+        """The broker's table sizes (clients, consumers, queued messages, waiters)."""
+        stats: dict[str, int] = context.messaging.broker.stats()
+        return stats
+
+
+def messaging_gateway(poll_wait: float = 25.0, queue_size: int = 1000) -> Any:
+    """A gateway serving `MessagingBench`, with messaging on destination "prices"."""
+    from ..messaging import Messaging
+    from ..remoting.gateway import Gateway
+
+    messaging_ = Messaging([BENCH_DESTINATION], poll_wait=poll_wait, queue_size=queue_size)
+    return Gateway({"MessagingBench": MessagingBench()}, messaging=messaging_)
+
+
+class _LazyMessaging:
+    """The messaging gateway, built in the worker on its first ASGI call from the
+    environment; at lifespan shutdown its parked polls are answered (`Messaging.close`)."""
+
+    def __init__(self) -> None:
+        self._app: Any = None
+
+    def _gateway(self) -> Any:
+        if self._app is None:
+            self._app = messaging_gateway(
+                float(os.environ.get("AMFKIT_BENCH_POLL_WAIT", "25")),
+                int(os.environ.get("AMFKIT_BENCH_QUEUE_SIZE", "1000")),
+            )
+        return self._app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        app = self._gateway()
+        if scope["type"] != "lifespan":
+            return await app(scope, receive, send)
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await app.messaging.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+messaging = _LazyMessaging()
