@@ -30,7 +30,6 @@ import dataclasses
 import gzip
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import peers, timing
+from .servers import uvicorn
 from .model import Bar, Chart, Section, Table, experiment_main, options_dict
 from .text import machine_lines, text_table
 
@@ -82,45 +82,10 @@ class Case:
     check: Any  # callable(decoded result) -> bool
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _server(app: str, *, wsgi: bool, env: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--log-level", "warning", "--no-access-log",
-        "--http", "httptools", "--loop", "uvloop",
-    ]
-    if wsgi:
-        cmd += ["--interface", "wsgi"]
-    # The server's messages go to a file: a pipe nobody reads could fill and block it.
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"{app} did not start: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{app} did not start within 30 s")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/gateway"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with uvicorn(app, env=env, args=["--interface", "wsgi"] if wsgi else []) as server:
+        yield server.url
 
 
 def _request(version: int, target: str, args: list[Any]) -> bytes:

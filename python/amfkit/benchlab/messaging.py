@@ -61,7 +61,6 @@ import dataclasses
 import json
 import math
 import os
-import socket
 import struct
 import subprocess
 import sys
@@ -71,6 +70,7 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from . import peers, timing
+from .servers import uvicorn
 from .model import Bar, Chart, Section, Table, experiment_main, options_dict
 from .text import fmt_figure, machine_lines, text_table
 
@@ -134,49 +134,17 @@ class Options:
 # --------------------------------------------------------------------------- the server
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _server(env: dict[str, str], logs: list[str]) -> Iterator[tuple[int, int]]:
     """uvicorn serving the messaging gateway in its own process: yields (port, pid); what
     it wrote to standard error is added to `logs` when it stops."""
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "uvicorn", "amfkit.benchlab.apps:messaging", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--log-level", "warning", "--no-access-log", "--http", "httptools", "--loop", "uvloop",
-        "--timeout-graceful-shutdown", "2",
-    ]
-    # The server's messages go to a file: a pipe nobody reads could fill and block it.
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
+    server = None
     try:
-        deadline = time.monotonic() + _SERVER_WAIT
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"the messaging server did not start: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the messaging server did not start within {_SERVER_WAIT:g} s")
-            time.sleep(0.02)
-        yield port, proc.pid
+        with uvicorn("amfkit.benchlab.apps:messaging", env=env, args=["--timeout-graceful-shutdown", "2"]) as server:
+            yield server.port, server.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.seek(0)
-        tail = log.read().decode(errors="replace").strip()
-        log.close()
-        if tail:
-            logs.append(tail[-2000:])
+        if server is not None and server.log:
+            logs.append(server.log[-2000:])
 
 
 def _missing_channel(channel: str) -> str | None:
