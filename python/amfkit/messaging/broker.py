@@ -12,6 +12,7 @@ the backend by URL scheme (docs/messaging.md, "Brokers").
 from __future__ import annotations
 
 import abc
+import asyncio
 import importlib
 import time
 from dataclasses import dataclass, field
@@ -162,6 +163,17 @@ class Broker(abc.ABC):
         """Wait up to `timeout` seconds for the client's queue to hold something. True
         when it does; False on timeout, after `wake`, or at once for an unknown client.
         Cancelling the awaiting task is safe."""
+
+    def watch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
+        """`wait` without its timer, for a waiter that keeps its own (a push channel): True
+        when the client's queue holds something now, False for an unknown client, None
+        when `future` joined the client's waiters (completed, on its loop, by the next
+        publish for the client, `wake`, or its forgetting; a waiter that stops waiting
+        otherwise calls `unwatch`). NotImplementedError when the backend has only `wait`."""
+        raise NotImplementedError
+
+    def unwatch(self, client_id: str, future: asyncio.Future[None]) -> None:
+        """Remove a `watch` waiter that stopped waiting (timed out, cancelled)."""
 
     @abc.abstractmethod
     def wake(self, client_id: str) -> None:

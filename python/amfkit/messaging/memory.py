@@ -243,8 +243,12 @@ class MemoryBroker(Broker):
                 else:
                     taken = [queue.popleft() for _ in range(max(limit, 0))]
                 dropped, client.dropped = client.dropped, {}
-        now = now_ms()
-        return Batch([d for d in taken if not d.message.expired(now)], dropped)
+        for d in taken:
+            if d.message.time_to_live > 0:  # some may have expired: look (else no clock)
+                now = now_ms()
+                taken = [d for d in taken if not d.message.expired(now)]
+                break
+        return Batch(taken, dropped)
 
     async def wait(self, client_id: str, timeout: float) -> bool:
         loop = asyncio.get_running_loop()
@@ -265,12 +269,32 @@ class MemoryBroker(Broker):
             await future
         finally:
             timer.cancel()
-            with self._lock:
-                waiters = client.waiters
-                if future in waiters:  # timed out or cancelled: not taken by a wake
-                    waiters.remove(future)
-                found = self._clients.get(client_id) is client and bool(client.queue or client.dropped)
-        return found
+            # Timed out or cancelled: still among the waiters (a wake swaps them out under
+            # the lock; the look without it is one atomic list scan).
+            if future in client.waiters:
+                with self._lock:
+                    waiters = client.waiters
+                    if future in waiters:
+                        waiters.remove(future)
+        # Without the lock: a wake swapped the waiters out under it, and these reads are
+        # atomic (a client forgotten meanwhile is not in the table any more).
+        return self._clients.get(client_id) is client and bool(client.queue or client.dropped)
+
+    def watch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
+        with self._lock:
+            client = self._clients.get(client_id)
+            if client is None:
+                return False
+            if client.queue or client.dropped:
+                return True
+            client.waiters.append(future)
+        return None
+
+    def unwatch(self, client_id: str, future: asyncio.Future[None]) -> None:
+        with self._lock:
+            client = self._clients.get(client_id)
+            if client is not None and future in client.waiters:
+                client.waiters.remove(future)
 
     def wake(self, client_id: str) -> None:
         with self._lock:

@@ -191,7 +191,7 @@ class Stream(Pusher):
             batch = await self.next_batch(min(last_write + heartbeat, last_touch + keepalive) - now)
             if batch:
                 parts: list[bytes] = []
-                for data in await self.encoded(batch):
+                for data in self.copies(batch) if not batch.dropped else await self.encoded(batch):
                     parts += (b"%x\r\n" % len(data), data, b"\r\n")
                 await send({"type": "http.response.body", "body": b"".join(parts), "more_body": True})
                 last_write = loop.time()
