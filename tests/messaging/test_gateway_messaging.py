@@ -18,21 +18,11 @@ from amfkit.messaging import Destination, Messaging
 from amfkit.messaging.commands import MESSAGES_DROPPED, NOT_SUBSCRIBED
 from amfkit.remoting import Gateway, packet
 from amfkit.remoting import messages as m
-from amfkit.remoting.services import Context
 
 from gateway_util import asgi_post, authenticate, flex_shape, raw_packet, royale_shape
+from messaging_util import Ticker  # a service that publishes
 
 Op = m.Operation
-
-
-class Ticker:
-    """A service that publishes, as an application's server code does."""
-
-    def quote(self, symbol: str, bid: float, context: Context) -> str:
-        return context.publish("prices", {"symbol": symbol, "bid": bid}, headers={"symbol": symbol}, subtopic="fx.eur")
-
-    def echo(self, value: Any) -> Any:
-        return value
 
 
 def gateway(*destinations: Any, authenticator: Any = None, **options: Any) -> Gateway:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import zlib
@@ -22,6 +21,7 @@ from amfkit.remoting import http as gwhttp
 from amfkit.remoting import packet
 
 from gateway_util import AMF, answer, authenticate, call, gateway, nc, request
+from servers import serve_cli
 
 ECHO = request(0, [("EchoService.echo", "/1", ["hi"])])
 
@@ -556,12 +556,6 @@ def test_end_to_end_wsgi(server_kind: str) -> None:
 # --- amfkit serve ----------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize(
     "argv,message",
     [
@@ -600,30 +594,12 @@ def test_serve_runs_uvicorn(workers: int, tmp_path: Any, python_env: dict[str, s
         "        return v\n"
         "gateway = Gateway({'EchoService': Echo()})\n"
     )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [python_exe, "-m", "amfkit", "serve", "gwapp:gateway", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
-        cwd=tmp_path,
-        env=python_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.post(f"http://127.0.0.1:{port}/gateway", content=ECHO, headers=AMF, timeout=5)
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(proc.communicate(timeout=5)[1].decode(errors="replace")) from None
-                time.sleep(0.1)
+    replies = []
+
+    def echo(url: str) -> None:
+        replies.append(httpx.post(url, content=ECHO, headers=AMF, timeout=5))
+
+    with serve_cli(python_exe, python_env, tmp_path, "gwapp:gateway", workers=workers, ready=echo):
+        r = replies[-1]
         assert r.status_code == 200
         assert packet.decode(r.content).bodies[0].value == "hi"
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.communicate()

@@ -5,9 +5,6 @@ kernel over both worker processes) is authorised, whichever worker answers."""
 from __future__ import annotations
 
 import base64
-import socket
-import subprocess
-import time
 from typing import Any
 
 import httpx
@@ -15,6 +12,7 @@ import httpx
 from amfkit.remoting import messages as m, packet
 
 from gateway_util import flex_shape, raw_packet
+from servers import serve_cli
 
 APP = """
 import os
@@ -33,12 +31,6 @@ gateway = Gateway({"Who": Who()}, authenticator=authenticate, session_store="sql
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def post(url: str, message: Any) -> Any:
     data = raw_packet(3, [("null", "/1", flex_shape(message))])
     # A new connection each time: the kernel hands each to either worker.
@@ -50,23 +42,13 @@ def post(url: str, message: Any) -> Any:
 
 def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, python_exe):
     (tmp_path / "sharedapp.py").write_text(APP % (tmp_path / "sessions.db"))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/gateway"
-    proc = subprocess.Popen(
-        [python_exe, "-m", "amfkit", "serve", "sharedapp:gateway", "--port", str(port), "--workers", "2", "--log-level", "warning"],
-        cwd=tmp_path, env=python_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                ack = post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"}))
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(proc.communicate(timeout=5)[1].decode(errors="replace")) from None
-                time.sleep(0.1)
-        dsid = ack.headers["DSId"]
+    acks = []
+
+    def ping(url: str) -> None:
+        acks.append(post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"})))
+
+    with serve_cli(python_exe, python_env, tmp_path, "sharedapp:gateway", workers=2, ready=ping) as url:
+        dsid = acks[-1].headers["DSId"]
         login = m.CommandMessage(operation=m.Operation.LOGIN, body=base64.b64encode(b"ada:pw").decode(), headers={"DSId": dsid})
         assert type(post(url, login)) is m.AcknowledgeMessage
         pids = set()
@@ -83,10 +65,3 @@ def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, pyt
         other = post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"})).headers["DSId"]
         refused = post(url, m.RemotingMessage(destination="Who", operation="pid", body=[], headers={"DSId": other}))
         assert type(refused) is m.ErrorMessage and refused.faultCode.startswith("Client.Authentication")
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.communicate()

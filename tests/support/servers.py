@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import socket
 import socketserver
+import subprocess
 import threading
 import time
 import warnings
@@ -32,7 +33,7 @@ from collections.abc import Iterator
 from typing import Any, Callable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-__all__ = ["RunningServer", "serve_asgi", "serve_py3amf_gateway", "serve_wsgi"]
+__all__ = ["RunningServer", "serve_asgi", "serve_cli", "serve_py3amf_gateway", "serve_wsgi"]
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 10.0
@@ -160,3 +161,44 @@ def serve_py3amf_gateway(
     del peers
     with serve_wsgi(WSGIGateway(services, **gateway_options), server=server) as running:
         yield running
+
+
+@contextlib.contextmanager
+def serve_cli(
+    python_exe: str, env: dict[str, str], cwd: Any, app: str, *, workers: int = 1, ready: Callable[[str], Any]
+) -> Iterator[str]:
+    """`python -m amfkit serve APP --workers N` in its own process(es) on a free port,
+    from `cwd` (where the app's module is); yields the gateway URL once `ready(url)`
+    returns without a transport error (its result is ignored), and stops the server
+    after. A server that exits or is not ready in 30 s fails with what it wrote."""
+    import httpx
+
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port = int(s.getsockname()[1])
+    url = f"http://{HOST}:{port}/gateway"
+    proc = subprocess.Popen(
+        [python_exe, "-m", "amfkit", "serve", app, "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                ready(url)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.communicate(timeout=5)[1].decode(errors="replace")) from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.communicate()

@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any, Union
 
-from .._text import MAX_SHOWN, shown
+from .._text import MAX_SHOWN, clip, shown
+from .jsonio import child_path
 
 __all__ = ["PathError", "parse", "get", "set_value", "delete", "text"]
 
@@ -59,7 +60,7 @@ def _parse(path: str, *, stop_at_equals: bool) -> tuple[list[Step], int]:
                 except ValueError:
                     name = None
                 if not isinstance(name, str):
-                    raise PathError(f"in {shown(path)}: [{clip_inner(inner)}] is neither an index nor a quoted name")
+                    raise PathError(f"in {shown(path)}: [{clip(inner, MAX_SHOWN)}] is neither an index nor a quoted name")
                 steps.append(name)
             i = close + 1
         elif c == "." and steps:
@@ -82,10 +83,6 @@ def _parse(path: str, *, stop_at_equals: bool) -> tuple[list[Step], int]:
     return steps, i
 
 
-def clip_inner(text: str) -> str:
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
-
-
 def _bracket_end(path: str, start: int) -> int:
     """The index of the `]` closing the bracket at `start` (skipping a quoted name)."""
     i = start + 1
@@ -106,16 +103,11 @@ def _bracket_end(path: str, start: int) -> int:
 
 
 def text(steps: list[Step]) -> str:
-    """The path of `steps` as written."""
-    out = []
-    for s in steps:
-        if isinstance(s, int):
-            out.append(f"[{s}]")
-        elif re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", s):
-            out.append(f".{s}" if out else s)
-        else:
-            out.append(f"[{json.dumps(s, ensure_ascii=False)}]")
-    return "".join(out)
+    """The path of `steps` as written (the JSON paths' spelling, without their root)."""
+    path = ""
+    for step in steps:
+        path = child_path(path, step)
+    return path.removeprefix(".")
 
 
 def _child(container: Any, step: Step, where: list[Step]) -> tuple[Any, Any]:

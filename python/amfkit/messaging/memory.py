@@ -251,17 +251,16 @@ class MemoryBroker(Broker):
         return Batch(taken, dropped)
 
     async def wait(self, client_id: str, timeout: float) -> bool:
+        if timeout <= 0:
+            with self._lock:
+                client = self._clients.get(client_id)
+                return client is not None and bool(client.queue or client.dropped)
         loop = asyncio.get_running_loop()
-        with self._lock:
-            client = self._clients.get(client_id)
-            if client is None:
-                return False
-            if client.queue or client.dropped:
-                return True
-            if timeout <= 0:
-                return False
-            future: asyncio.Future[None] = loop.create_future()
-            client.waiters.append(future)
+        future: asyncio.Future[None] = loop.create_future()
+        ready = self.watch(client_id, future)
+        if ready is not None:
+            return ready
+        client = self._clients.get(client_id)
         # A timer resolving the future itself: lighter than asyncio.wait_for (no second
         # future, no callbacks), which matters when every message wakes many waiters.
         timer = loop.call_later(timeout, _resolve, future)
@@ -271,14 +270,11 @@ class MemoryBroker(Broker):
             timer.cancel()
             # Timed out or cancelled: still among the waiters (a wake swaps them out under
             # the lock; the look without it is one atomic list scan).
-            if future in client.waiters:
-                with self._lock:
-                    waiters = client.waiters
-                    if future in waiters:
-                        waiters.remove(future)
+            if client is not None and future in client.waiters:
+                self.unwatch(client_id, future)
         # Without the lock: a wake swapped the waiters out under it, and these reads are
         # atomic (a client forgotten meanwhile is not in the table any more).
-        return self._clients.get(client_id) is client and bool(client.queue or client.dropped)
+        return client is not None and self._clients.get(client_id) is client and bool(client.queue or client.dropped)
 
     def watch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
         with self._lock:
