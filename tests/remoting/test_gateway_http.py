@@ -9,7 +9,6 @@ import gc
 import io
 import json
 import os
-import socket
 import sys
 import time
 import zlib

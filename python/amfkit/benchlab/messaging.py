@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import json
@@ -570,14 +569,16 @@ def _message_types() -> None:
 
 class _HTTP(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection: `request` for whole answers, `stream` for an
-    answer whose body is handed to a sink as it arrives (content-length or chunked)."""
+    answer whose body is handed to a sink as it arrives (content-length or chunked). The
+    answers are parsed by httptools (the C parser uvicorn uses)."""
 
     def __init__(self, hub: _Hub) -> None:
+        import httptools
+
         self.hub = hub
         self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
-        self.state = "idle"
-        self.remaining = 0
+        self.parser = httptools.HttpResponseParser(self)
+        self.parse_error = httptools.HttpParserError
         self.status = 0
         self.body = bytearray()
         self.sink: Callable[[bytes, float], None] | None = None
@@ -603,7 +604,6 @@ class _HTTP(asyncio.Protocol):
             f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode("latin-1")
-        self.state = "head"
         self.body = bytearray()
         self.transport.write(head + body)
 
@@ -627,100 +627,30 @@ class _HTTP(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.t = time.time()
         self.hub.received_bytes += len(data)
-        self.buf += data
         try:
-            self._parse()
-        except Exception as exc:  # a protocol error: report it on the waiter
+            self.parser.feed_data(data)
+        except self.parse_error as exc:  # a protocol error: report it on the waiter
             if self.waiter is not None and not self.waiter.done():
                 self.waiter.set_exception(exc)
             if self.transport is not None:
                 self.transport.close()
 
-    def _take(self, data: bytes) -> None:
+    # httptools' callbacks
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        if self.head_waiter is not None and not self.head_waiter.done():
+            self.head_waiter.set_result(self.status)
+
+    def on_body(self, data: bytes) -> None:
         if self.sink is not None:
             self.sink(data, self.t)
         else:
             self.body += data
 
-    def _done(self) -> None:
-        self.state = "idle"
+    def on_message_complete(self) -> None:
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
-
-    def _parse(self) -> None:
-        buf = self.buf
-        while True:
-            state = self.state
-            if state == "head":
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    return
-                lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-                del buf[: end + 4]
-                self.status = int(lines[0].split(" ", 2)[1])
-                headers = {}
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                if headers.get("transfer-encoding", "").lower() == "chunked":
-                    self.state = "size"
-                elif "content-length" in headers:
-                    self.remaining = int(headers["content-length"])
-                    self.state = "body" if self.remaining else "idle"
-                else:
-                    self.state = "until-close"
-                if self.head_waiter is not None and not self.head_waiter.done():
-                    self.head_waiter.set_result(self.status)
-                if self.state == "idle":
-                    self._done()
-            elif state == "body":
-                if not buf:
-                    return
-                take = min(len(buf), self.remaining)
-                self._take(bytes(buf[:take]))
-                del buf[:take]
-                self.remaining -= take
-                if self.remaining == 0:
-                    self._done()
-            elif state == "size":
-                end = buf.find(b"\r\n")
-                if end < 0:
-                    return
-                size = int(bytes(buf[:end]).split(b";")[0], 16)
-                del buf[: end + 2]
-                if size == 0:
-                    self.state = "trailer"
-                else:
-                    self.remaining = size
-                    self.state = "chunk"
-            elif state == "chunk":
-                if not buf:
-                    return
-                take = min(len(buf), self.remaining)
-                self._take(bytes(buf[:take]))
-                del buf[:take]
-                self.remaining -= take
-                if self.remaining == 0:
-                    self.state = "chunk-end"
-            elif state == "chunk-end":
-                if len(buf) < 2:
-                    return
-                del buf[:2]
-                self.state = "size"
-            elif state == "trailer":
-                end = buf.find(b"\r\n")
-                if end < 0:
-                    return
-                del buf[: end + 2]
-                if end == 0:
-                    self._done()
-            elif state == "until-close":
-                if buf:
-                    self._take(bytes(buf))
-                    del buf[:]
-                return
-            else:  # idle: nothing expected
-                return
 
 
 async def _connect(port: int, protocol: asyncio.Protocol) -> asyncio.Transport:
@@ -898,114 +828,68 @@ async def _start_streaming(consumer: _Consumer, port: int) -> None:
 
 
 class _WS(asyncio.Protocol):
-    """A WebSocket client connection (RFC 6455): binary frames of one AMF3 value each;
-    pings answered; masked client frames."""
+    """A WebSocket client connection: binary frames of one AMF3 value each. The framing,
+    masking, pings and closing are the `websockets` library's sans-I/O client protocol;
+    this class only moves bytes between it and the socket."""
 
-    def __init__(self, hub: _Hub, on_value: Callable[[Any, float], None]) -> None:
+    def __init__(self, hub: _Hub, port: int, on_value: Callable[[Any, float], None]) -> None:
         import amfkit
+        from websockets.client import ClientProtocol
+        from websockets.frames import Frame, Opcode
+        from websockets.typing import Subprotocol
+        from websockets.uri import parse_uri
 
         self.hub = hub
         self.decode = amfkit.amf3.decode
         self.encode = amfkit.amf3.encode
         self.on_value = on_value
+        self.protocol = ClientProtocol(parse_uri(f"ws://127.0.0.1:{port}{_PATH}"), subprotocols=[Subprotocol("amf3")], max_size=None)
+        self.binary, self.text, self.close_op = Opcode.BINARY, Opcode.TEXT, Opcode.CLOSE
+        self.frame_type = Frame
         self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
-        self.open = False
-        self.key = base64.b64encode(os.urandom(16)).decode()
         self.upgraded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.fragments: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        transport.write(  # type: ignore[attr-defined]
-            (
-                f"GET {_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                f"Sec-WebSocket-Key: {self.key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: amf3\r\n\r\n"
-            ).encode("latin-1")
-        )
+        self.protocol.send_request(self.protocol.connect())
+        self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
         for fut in (self.upgraded, self.closed):
             if not fut.done():
                 fut.set_exception(ConnectionError(f"connection closed ({exc or 'by the server'})"))
 
-    def send_frame(self, payload: bytes, opcode: int = 0x2) -> None:
+    def _flush(self) -> None:
         assert self.transport is not None
-        n = len(payload)
-        if n < 126:
-            head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
-        elif n < 65536:
-            head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
-        else:
-            head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
-        mask = os.urandom(4)
-        masked = (int.from_bytes(payload, "big") ^ int.from_bytes((mask * (n // 4 + 1))[:n], "big")).to_bytes(n, "big") if n else b""
-        self.transport.write(head + mask + masked)
+        for data in self.protocol.data_to_send():
+            if data:
+                self.transport.write(data)
+            else:  # the protocol is done with the connection
+                self.transport.close()
 
     def send(self, message: Any) -> None:
-        self.send_frame(self.encode(message))
+        self.protocol.send_binary(self.encode(message))
+        self._flush()
 
     def data_received(self, data: bytes) -> None:
         t = time.time()
         self.hub.received_bytes += len(data)
-        buf = self.buf
-        buf += data
-        if not self.open:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            status_line = bytes(buf[: buf.find(b"\r\n")]).decode("latin-1")
-            del buf[: end + 4]
-            if " 101 " not in status_line + " ":
-                self.upgraded.set_exception(RuntimeError(f"WebSocket upgrade refused: {status_line}"))
-                return
-            self.open = True
-            self.upgraded.set_result(None)
-        pos, n = 0, len(buf)
-        while n - pos >= 2:
-            b0, b1 = buf[pos], buf[pos + 1]
-            length = b1 & 0x7F
-            head = 2
-            if length == 126:
-                if n - pos < 4:
-                    break
-                length = int.from_bytes(buf[pos + 2 : pos + 4], "big")
-                head = 4
-            elif length == 127:
-                if n - pos < 10:
-                    break
-                length = int.from_bytes(buf[pos + 2 : pos + 10], "big")
-                head = 10
-            mask = b""
-            if b1 & 0x80:
-                mask = bytes(buf[pos + head : pos + head + 4])
-                head += 4
-            if n - pos < head + length:
-                break
-            payload = bytes(buf[pos + head : pos + head + length])
-            pos += head + length
-            if mask:
-                payload = (int.from_bytes(payload, "big") ^ int.from_bytes((mask * (length // 4 + 1))[:length], "big")).to_bytes(length, "big")
-            opcode = b0 & 0x0F
-            if opcode in (0x0, 0x2):
-                self.fragments.append(payload)
-                if b0 & 0x80:
-                    whole = b"".join(self.fragments) if len(self.fragments) > 1 else payload
-                    self.fragments = []
-                    self.on_value(self.decode(whole), t)
-            elif opcode == 0x9:  # ping
-                self.send_frame(payload, 0xA)
-            elif opcode == 0x8:  # close
-                code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1005
-                if not self.closed.done():
-                    self.closed.set_exception(ConnectionError(f"the server closed the WebSocket ({code})"))
-                if self.transport is not None:
-                    self.transport.close()
-                break
-            elif opcode == 0x1:
+        self.protocol.receive_data(data)
+        for event in self.protocol.events_received():
+            if not isinstance(event, self.frame_type):  # the handshake's response
+                if self.protocol.handshake_exc is not None:
+                    self.upgraded.set_exception(RuntimeError(f"WebSocket upgrade refused: {self.protocol.handshake_exc}"))
+                elif not self.upgraded.done():
+                    self.upgraded.set_result(None)
+                continue
+            if event.opcode is self.binary:
+                self.on_value(self.decode(event.data), t)
+            elif event.opcode is self.text:
                 self.hub.error("a text frame on the WebSocket")
-        del buf[:pos]
+            elif event.opcode is self.close_op and not self.closed.done():
+                self.closed.set_exception(ConnectionError(f"the server closed the WebSocket ({self.protocol.close_code})"))
+        self._flush()  # pongs, the close handshake
 
 
 async def _start_websocket(consumer: _Consumer, port: int) -> None:
@@ -1022,7 +906,7 @@ async def _start_websocket(consumer: _Consumer, port: int) -> None:
                 return
         consumer.on_message(value, t)
 
-    ws = _WS(consumer.hub, on_value)
+    ws = _WS(consumer.hub, port, on_value)
     consumer.transports.append(await _connect(port, ws))
     await asyncio.wait_for(ws.upgraded, 10)
 
