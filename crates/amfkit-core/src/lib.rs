@@ -15,7 +15,9 @@
 //! assert!(matches!(Value::from_amf3(&bytes).unwrap(), Value::Array { .. }));
 //! ```
 
-#![forbid(unsafe_code)]
+// The codec has no unsafe code; only the shared-memory module (`shm`: the mapping, atomics
+// in it, futex and other system calls) allows it, with a SAFETY comment on every block.
+#![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
 pub mod amf0;
@@ -26,6 +28,8 @@ pub mod flex;
 pub mod limits;
 pub mod packet;
 pub mod read;
+#[cfg(target_os = "linux")]
+pub mod shm;
 pub mod sol;
 mod strings;
 pub mod value;

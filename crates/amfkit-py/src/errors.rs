@@ -2,6 +2,7 @@
 //!
 //! `AMFError(Exception)`, `DecodeError(AMFError, ValueError)` with `.offset`, `.path` and
 //! `.reason`, and `EncodeError(AMFError, TypeError)` with `.path` and `.reason`.
+//! `StoreError(Exception)`: the shared store (`ShmSegment`) refused an operation.
 
 use std::ffi::CString;
 
@@ -14,6 +15,7 @@ use pyo3::types::{PyTuple, PyType};
 static AMF_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static STORE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn new_exception(
     py: Python<'_>,
@@ -89,6 +91,24 @@ pub fn encode_error(py: Python<'_>) -> &Py<PyType> {
         )
         .unwrap()
     })
+}
+
+pub fn store_error(py: Python<'_>) -> &Py<PyType> {
+    STORE_ERROR.get_or_init(py, || {
+        let bases = PyTuple::new(py, [py.get_type::<pyo3::exceptions::PyException>()]).unwrap();
+        new_exception(
+            py,
+            "amfkit.StoreError",
+            "The shared store refused an operation or cannot be reached; the message says why (corrupted shared memory, a name used by another application, a full table...).",
+            &bases,
+        )
+        .unwrap()
+    })
+}
+
+/// A StoreError with `message`.
+pub fn store_err(py: Python<'_>, message: String) -> PyErr {
+    PyErr::from_type(store_error(py).bind(py).clone(), message)
 }
 
 fn build(py: Python<'_>, ty: &Py<PyType>, err: &Error, offset: Option<usize>) -> PyErr {

@@ -9,6 +9,7 @@ mod errors;
 mod options;
 mod packet;
 mod registry;
+mod shm;
 mod sol;
 mod types;
 
@@ -24,6 +25,7 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AMFError", errors::amf_error(py))?;
     m.add("DecodeError", errors::decode_error(py))?;
     m.add("EncodeError", errors::encode_error(py))?;
+    m.add("StoreError", errors::store_error(py))?;
     m.add_function(wrap_pyfunction!(types::_setup, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_register_class, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_unregister_class, m)?)?;
@@ -42,5 +44,6 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encode::api::Amf3Encoder>()?;
     m.add_class::<decode::external::DataInput>()?;
     m.add_class::<encode::external::DataOutput>()?;
+    m.add_class::<shm::ShmSegment>()?;
     Ok(())
 }
