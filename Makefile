@@ -100,13 +100,14 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 test-python: build system-deps bench-deps ## build, then run pytest against the built extension
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
-# The tests start a real PostgreSQL server (tests/support/pg.py): install one when none is found.
-# Quick and silent when a server is there; a loud failure when it cannot be installed
-# (those tests are never skipped).
+# The tests start a real PostgreSQL server (tests/support/pg.py) and a real Redis server
+# (tests/support/redis_server.py): install each when it is not found. Quick and silent
+# when both are there; a loud failure when one cannot be installed (those tests are never
+# skipped).
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the system packages the tests use when missing (PostgreSQL server, via apt-get)
+system-deps: ## install the system packages the tests use when missing (PostgreSQL and Redis servers, via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -128,6 +129,26 @@ system-deps: ## install the system packages the tests use when missing (PostgreS
 	  || { echo "error: apt-get could not install postgresql (the PostgreSQL tests need it)" >&2; exit 1; }; \
 	ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
 	  || { echo "error: postgresql was installed but no /usr/lib/postgresql/*/bin/pg_ctl exists" >&2; exit 1; }
+	@# Redis: a recipe line of its own (each runs in its own shell), after PostgreSQL's
+	@# so that two apt-get runs never compete for the package lock.
+	@if command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ]; then exit 0; fi; \
+	echo "Redis server not found (the tests start one): installing it"; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "error: no apt-get here: install a Redis server yourself (redis-server on PATH," >&2; \
+	  echo "       e.g. brew install redis or dnf install redis), then run make again" >&2; \
+	  exit 1; \
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else \
+	  echo "error: installing Redis needs root: run 'sudo apt-get install -y redis-server', then make again" >&2; \
+	  exit 1; \
+	fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server \
+	  || { echo "error: apt-get could not install redis-server (the Redis tests need it)" >&2; exit 1; }; \
+	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
+	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 
 # Fuzzing: cargo-fuzz targets in crates/fuzz (outside the workspace; corpus, artifacts and
 # builds are git-ignored). `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS='packet sol'`.

@@ -28,6 +28,7 @@ if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))
 
 from repo import FIXTURES, ROOT  # noqa: E402  (tests/support/repo.py, after the path is set)
+from redis_server import redis_server  # noqa: E402,F401  (the session fixture: a real Redis server)
 
 try:
     from hypothesis import HealthCheck, settings
