@@ -663,7 +663,7 @@ def test_messaging_publish_checks_its_arguments() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"poll_wait": -1}, {"poll_interval": 0}, {"max_parked": -1}, {"poll_wait": 30, "client_timeout": 20}, {"broker": "redis://localhost"}],
+    [{"poll_wait": -1}, {"poll_interval": 0}, {"max_parked": -1}, {"poll_wait": 30, "client_timeout": 20}, {"broker": "mqtt://localhost"}],
 )
 def test_messaging_checks_its_options(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

@@ -126,7 +126,7 @@ def test_pusher_wait_times_out_wakes_and_cleans_up() -> None:
     async def main() -> None:
         broker = MemoryBroker()
         client = new_id()
-        await broker.subscribe(client, new_id(), "prices", Subscription())
+        await broker.add_subscription(client, new_id(), "prices", Subscription())
         p = push.Pusher(_BrokerMessaging(broker), client)  # type: ignore[arg-type]
         loop = asyncio.get_running_loop()
         # nothing queued: times out after about the timeout, leaving no waiter behind

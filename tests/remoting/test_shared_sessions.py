@@ -1,13 +1,16 @@
-"""Sessions shared by the workers of `amfkit serve --workers 2` through the SQLite store:
-a Flex client logs in once, then every call it makes on new connections (spread by the
-kernel over both worker processes) is authorised, whichever worker answers."""
+"""Sessions shared by the workers of `amfkit serve --workers 2` through the SQLite, the
+shared-memory and the Redis stores: a Flex client logs in once, then every call it makes
+on new connections (spread by the kernel over both worker processes) is authorised,
+whichever worker answers."""
 
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any
 
 import httpx
+import pytest
 
 from amfkit.remoting import messages as m, packet
 
@@ -27,7 +30,7 @@ class Who:
 def authenticate(user, password):
     return Principal(user, ["staff"]) if password == "pw" else None
 
-gateway = Gateway({"Who": Who()}, authenticator=authenticate, session_store="sqlite:///%s")
+gateway = Gateway({"Who": Who()}, authenticator=authenticate, session_store=%r)
 """
 
 
@@ -40,8 +43,15 @@ def post(url: str, message: Any) -> Any:
     return packet.decode(r.content).bodies[0].value
 
 
-def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, python_exe):
-    (tmp_path / "sharedapp.py").write_text(APP % (tmp_path / "sessions.db"))
+@pytest.mark.parametrize("kind", ["sqlite", "shm", "redis"])
+def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, python_exe, kind, request):
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'sessions.db'}"
+    elif kind == "shm":
+        url = f"shm://sessions-{os.getpid()}?directory={tmp_path}"
+    else:
+        url = request.getfixturevalue("redis_server").url + f"?prefix=sessions-{os.getpid()}:"
+    (tmp_path / "sharedapp.py").write_text(APP % url)
     acks = []
 
     def ping(url: str) -> None:

@@ -14,17 +14,27 @@ from __future__ import annotations
 import abc
 import asyncio
 import importlib
+import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from .._text import shown
 from ..remoting.messages import new_id
+from .selector import compile_selector
+from .subtopic import SubtopicError, check_subtopic
 
-__all__ = ["Batch", "Broker", "Delivery", "DuplicateSubscription", "Message", "SCHEMES", "Subscription", "SubscriptionLimit"]
+if TYPE_CHECKING:
+    from .subscriber import Subscriber
+
+__all__ = ["Batch", "Broker", "Delivery", "DuplicateSubscription", "Message", "SCHEMES", "Subscription", "SubscriptionLimit", "make_message"]
 
 #: Broker backends by URL scheme: "module:class", imported when first opened.
-SCHEMES = {"memory": "amfkit.messaging.memory:MemoryBroker"}
+SCHEMES = {
+    "memory": "amfkit.messaging.memory:MemoryBroker",
+    "shm": "amfkit.messaging.shared:SharedBroker",
+    "redis": "amfkit.messaging.shared:SharedBroker",
+}
 
 
 def now_ms() -> int:
@@ -82,6 +92,40 @@ class Batch(NamedTuple):
         return bool(self.deliveries or self.dropped)
 
 
+def make_message(destination: str, body: Any, headers: Mapping[str, Any] | None, subtopic: str | None, ttl: float | None) -> Message:
+    """The record of a message published by server code: `subtopic` checked and
+    carried as the `DSSubtopic` header too (as a Producer sends it), `ttl` in seconds."""
+    if not isinstance(destination, str) or not destination:
+        raise TypeError("a destination is a non-empty string")
+    if headers is not None and not isinstance(headers, Mapping):
+        raise TypeError("headers must be a mapping of names to values")
+    if ttl is not None and (not math.isfinite(ttl) or ttl < 0):
+        raise ValueError("ttl must be 0 or more seconds")
+    fields = dict(headers or {})
+    subtopics: tuple[str, ...] = ()
+    if subtopic is not None:
+        try:
+            subtopics = (check_subtopic(subtopic, pattern=False),)
+        except SubtopicError as e:
+            raise ValueError(str(e)) from None
+        fields["DSSubtopic"] = subtopic
+    return Message(destination, body, fields, subtopics, time_to_live=0 if ttl is None else round(ttl * 1000))
+
+
+def _subscription(subtopic: str | None, selector: str) -> Subscription:
+    """A checked subscription for `Broker.subscribe`."""
+    if subtopic is not None:
+        try:
+            check_subtopic(subtopic, pattern=True)
+        except SubtopicError as e:
+            raise ValueError(str(e)) from None
+    if not isinstance(selector, str):
+        raise TypeError("a selector is a string")
+    if selector:
+        compile_selector(selector)  # SelectorError now, not at the first message
+    return Subscription(subtopic, selector)
+
+
 class DuplicateSubscription(ValueError):
     """A consumer id already used by another client."""
 
@@ -105,9 +149,10 @@ class Broker(abc.ABC):
 
     @classmethod
     def open(cls, url: str, **options: Any) -> Broker:
-        """The broker for `url` ("memory://": this process); `options` go to the
-        backend (`queue_size`, `client_timeout`, ...). ValueError for a scheme amfkit
-        does not have."""
+        """The broker for `url`: "memory://" (this process), "shm://NAME" (every process
+        of this host opening that name), "redis://HOST:PORT/DB" (every host using that
+        Redis); `options` go to the backend (`queue_size`, `client_timeout`, ...).
+        ValueError for a scheme amfkit does not have."""
         scheme, sep, _ = url.partition("://") if isinstance(url, str) else ("", "", "")
         target = SCHEMES.get(scheme.lower()) if sep else None
         if target is None:
@@ -126,7 +171,7 @@ class Broker(abc.ABC):
     # --- subscriptions ---------------------------------------------------------------
 
     @abc.abstractmethod
-    async def subscribe(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
         """Add a subscription for a consumer of a client (again: no change). A consumer
         id held by another client raises `DuplicateSubscription`; one held by the same
         client for another destination moves there (its old subscriptions go). Past the
@@ -134,7 +179,7 @@ class Broker(abc.ABC):
         `SelectorError`."""
 
     @abc.abstractmethod
-    async def unsubscribe(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
+    async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         """Remove one subscription of the client's consumer (None: all of them); False
         when there was no such subscription. A consumer left with none is forgotten with
         the messages queued for it, and a client left with no consumers too."""
@@ -145,12 +190,56 @@ class Broker(abc.ABC):
 
     # --- delivery --------------------------------------------------------------------
 
-    @abc.abstractmethod
-    def publish(self, message: Message) -> int:
-        """Queue `message` for every consumer with a matching subscription (one copy
+    def publish(
+        self,
+        message: Message | str,
+        body: Any = None,
+        *,
+        headers: Mapping[str, Any] | None = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> int:
+        """Queue a message for every consumer with a matching subscription (one copy
         each, whatever the number of its matching subscriptions) and wake their
-        clients' waiters. Never blocks; returns the number of consumers it reached here
-        (a networked backend may return 0 and deliver later)."""
+        clients' waiters; the number of consumers it reached here (a shared broker
+        returns 0: other processes deliver it).
+
+        `message` is a `Message` (the gateway's record), or a destination's name: then
+        `body`, `headers` (what selectors read), `subtopic` (a dotted name) and `ttl`
+        (seconds; None: forever) make the message, as a process outside the gateway
+        (a price feed) publishes: `broker.publish("prices", body, subtopic="fx.eur")`.
+        Never waits for a subscriber; on `redis://` it waits for Redis's answer (use
+        `apublish` on an event loop)."""
+        if not isinstance(message, Message):
+            message = make_message(message, body, headers, subtopic, ttl)
+        return self._publish(message)
+
+    async def apublish(
+        self,
+        message: Message | str,
+        body: Any = None,
+        *,
+        headers: Mapping[str, Any] | None = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> int:
+        """`publish` for an event loop: a backend that talks to a server does so without
+        blocking the loop."""
+        return self.publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+
+    @abc.abstractmethod
+    def _publish(self, message: Message) -> int:
+        """`publish` of a made message."""
+
+    def subscribe(self, destination: str, *, subtopic: str | None = None, selector: str = "") -> Subscriber:
+        """A subscription of this process to `destination` (messages with `subtopic`,
+        which may hold `*` tokens; None: messages without one), filtered by `selector`:
+        `sub.receive(timeout)` (or `await sub.areceive(timeout)`) gives the next message.
+        Messages published from now on are received; `SelectorError` or ValueError for
+        a bad selector or subtopic."""
+        from .subscriber import QueueSubscriber
+
+        return QueueSubscriber(self, destination, _subscription(subtopic, selector))
 
     @abc.abstractmethod
     async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:

@@ -139,7 +139,7 @@ async def _unsubscribe(call: _Call) -> AsyncMessage:
         subtopic, selector = call.headers.get("DSSubtopic"), call.headers.get("DSSelector")
         subscription = Subscription(subtopic if isinstance(subtopic, str) and subtopic else None, selector if isinstance(selector, str) else "")
         # Not subscribed that way (already gone, expired): nothing to undo.
-        await call.messaging.broker.unsubscribe(call.client_id, consumer_id, subscription)
+        await call.messaging.broker.remove_subscription(call.client_id, consumer_id, subscription)
     return call.ack()
 
 
@@ -156,7 +156,7 @@ async def _multi_subscribe(call: _Call) -> AsyncMessage:
     consumer_id = _agent_id(message.clientId)
     await _add(call, consumer_id, dest, adds)
     for subscription in removes:
-        await messaging.broker.unsubscribe(call.client_id, consumer_id, subscription)
+        await messaging.broker.remove_subscription(call.client_id, consumer_id, subscription)
     ack = call.ack()
     ack.clientId = consumer_id
     return ack
@@ -166,7 +166,7 @@ async def _add(call: _Call, consumer_id: str, dest: Destination, subscriptions: 
     broker = call.messaging.broker
     try:
         for subscription in subscriptions:
-            await broker.subscribe(call.client_id, consumer_id, dest.name, subscription)
+            await broker.add_subscription(call.client_id, consumer_id, dest.name, subscription)
         if subscriptions:
             call.messaging.clients.poke(call.client_id)  # a push channel waiting for it
     except DuplicateSubscription:  # SubscriptionManager, error 10559
@@ -382,7 +382,7 @@ async def _send(call: _Call) -> AsyncMessage:
         correlation_id=_text_or_none(getattr(message, "correlationId", None)),
     )
     messaging.broker.touch(call.client_id)
-    messaging.broker.publish(record)
+    await messaging.broker.apublish(record)
     ack = call.ack()
     ack.clientId = producer_id
     return ack

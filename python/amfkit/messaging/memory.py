@@ -115,7 +115,7 @@ class MemoryBroker(Broker):
 
     # --- subscriptions ---------------------------------------------------------------
 
-    async def subscribe(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
         selector = _compiled(subscription.selector)  # outside the lock: SelectorError raises here
         wake: list[asyncio.Future[None]] = []
         try:
@@ -163,7 +163,7 @@ class MemoryBroker(Broker):
         table = topic.table(subscription.subtopic)
         table.setdefault(subscription.subtopic, {}).setdefault(consumer_id, {})[subscription.selector] = selector
 
-    async def unsubscribe(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
+    async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         wake: list[asyncio.Future[None]] = []
         with self._lock:
             consumer = self._consumers.get(consumer_id)
@@ -194,7 +194,7 @@ class MemoryBroker(Broker):
 
     # --- delivery --------------------------------------------------------------------
 
-    def publish(self, message: Message) -> int:
+    def _publish(self, message: Message) -> int:
         wake: list[asyncio.Future[None]] = []
         with self._lock:
             wake += self._expire(self._clock())

@@ -46,7 +46,8 @@ class Messaging:
     """Publish-subscribe for a `Gateway`: `Gateway(services, messaging=Messaging([...]))`.
 
     - `destinations`: names or `Destination`s (access rules, subtopics, ttl).
-    - `broker`: a URL (`"memory://"`, this process) or a `Broker`; `queue_size`,
+    - `broker`: a URL (`"memory://"`, this process; `"shm://NAME"`, the processes of this
+      host; `"redis://HOST:PORT/DB"`, every host) or a `Broker`; `queue_size`,
       `client_timeout` and `broker_options` configure a broker opened from a URL.
     - `poll_wait`: seconds a client's poll is held until a message arrives (long-polling);
       0 answers every poll at once (plain polling).
@@ -110,6 +111,9 @@ class Messaging:
             self.broker = broker
         else:
             options = {"queue_size": queue_size, "client_timeout": client_timeout, **(broker_options or {})}
+            if isinstance(broker, str) and broker.lower().startswith("shm://"):
+                # What tells this application's shared memory from another's of the same name.
+                options.setdefault("app", "messaging:" + ",".join(sorted(self.destinations)))
             self.broker = Broker.open(broker, **options)
         timeout = getattr(self.broker, "client_timeout", client_timeout)
         if not (isinstance(timeout, (int, float)) and timeout > 0):

@@ -173,7 +173,9 @@ class MemorySessionStore:
 def open_session_store(store: SessionStore | str | None) -> SessionStore:
     """The session store a gateway's `session_store` names: a store as it is; None or
     `"memory://"` a new `MemorySessionStore` (this process only); `"sqlite:///PATH"` a
-    `SQLiteSessionStore` (every process of this host sharing the file)."""
+    `SQLiteSessionStore` (every process of this host sharing the file); `"shm://NAME"`
+    and `"redis://HOST:PORT/DB"` a `SharedSessionStore` (every worker of the host, every
+    host)."""
     if store is None or store == "memory://":
         return MemorySessionStore()
     if isinstance(store, str):
@@ -181,7 +183,11 @@ def open_session_store(store: SessionStore | str | None) -> SessionStore:
             from .sqlite_sessions import SQLiteSessionStore
 
             return SQLiteSessionStore.from_url(store)
+        if store.startswith(("shm://", "redis://")):
+            from .shared_sessions import SharedSessionStore
+
+            return SharedSessionStore.from_url(store)
         from .._text import shown
 
-        raise ValueError(f"unsupported session store {shown(store)} (amfkit has: memory://, sqlite:///PATH)")
+        raise ValueError(f"unsupported session store {shown(store)} (amfkit has: memory://, sqlite:///PATH, shm://NAME, redis://HOST:PORT/DB)")
     return store

@@ -1,0 +1,869 @@
+"""The broker of many processes: `shm://NAME` (every worker of this host) and
+`redis://HOST:PORT/DB` (every host), on a `LogStore` (docs/messaging.md, "Across workers
+and hosts").
+
+Nothing about a client lives in one process, so any worker answers any client:
+
+- a published message is one record appended to its destination's log (`d:NAME`);
+- a client is one key-value record (`c:ID`): per consumer its destination, its cursor
+  in that log, its subscriptions, and what it lost; a consumer id maps to its client
+  (`k:ID`). Whichever worker a poll reaches reads the logs from the client's cursors,
+  filters by the subscriptions and moves the cursors on with a compare-and-set, so a
+  message reaches each consumer once even when two workers serve one client;
+- each process has one listener thread waiting on the store's bell: it matches new
+  records against the clients waiting in this process and wakes them; a control log
+  (`x:control`) carries wake-ups between processes (a displaced poll, a new
+  subscription, a disconnect).
+
+The bounds: a log keeps its newest records (the store's size), a client's drain its
+newest `queue_size` messages; a reader that fell behind is told how many it lost
+(`Batch.dropped`, counted against each of the client's consumers on that log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import logging
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Optional
+from urllib.parse import parse_qsl, urlsplit
+
+from .. import AMFError, amf3
+from .._text import shown
+from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, now_ms
+from .logstore import LogStore, StoreError
+from .memory import _resolve, _resolve_all
+from .selector import Selector, compile_selector
+from .subscriber import Subscriber
+from .subtopic import subtopic_matches
+
+__all__ = ["LogSubscriber", "SharedBroker", "decode_message", "encode_message", "open_store", "release_store"]
+
+log = logging.getLogger("amfkit.messaging")
+
+LOG = "d:"  # a destination's log
+CONTROL = "x:control"  # wake-ups between processes
+CLIENT = "c:"
+CONSUMER = "k:"
+
+#: Compare-and-set attempts on one client record before giving up (other workers
+#: changing the same client at the same moment).
+RETRIES = 32
+#: Records read from a log at a time, and at most per consumer and drain.
+READ_BATCH = 1024
+MAX_READ = 8192
+#: Seconds the listener waits on the bell at a time (its latency to notice closing).
+LISTEN_TIMEOUT = 1.0
+
+
+# --- the record of a message ----------------------------------------------------------
+
+
+def encode_message(message: Message) -> bytes:
+    """A message as one AMF3 value (what a log holds)."""
+    return amf3.encode(
+        [
+            message.destination,
+            message.body,
+            dict(message.headers),
+            list(message.subtopics),
+            message.message_id,
+            message.timestamp,
+            message.time_to_live,
+            message.correlation_id,
+        ]
+    )
+
+
+def decode_message(record: bytes) -> Message:
+    """The message of a log record; StoreError for one that is not a message record
+    (another program's, or garbage)."""
+    try:
+        fields = amf3.decode(record)
+        destination, body, headers, subtopics, message_id, timestamp, ttl, correlation_id = fields
+        return Message(
+            destination,
+            body,
+            headers if isinstance(headers, dict) else {},
+            tuple(subtopics),
+            message_id,
+            int(timestamp),
+            int(ttl),
+            correlation_id,
+        )
+    except (AMFError, TypeError, ValueError) as e:
+        raise StoreError(f"a log record is not a message: {e}") from None
+
+
+# --- stores by URL, shared within a process ----------------------------------------------
+
+_stores: dict[str, tuple[LogStore, int]] = {}
+_stores_lock = threading.Lock()
+_brokers: weakref.WeakSet[SharedBroker] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """At exit: stop every broker's listener, then let go of every store (the last
+    process out of a shared-memory segment removes it; a killed one leaves that to the
+    next process that opens or closes it)."""
+    for broker in list(_brokers):
+        broker.shutdown()
+    with _stores_lock:
+        held = [store for store, _ in _stores.values()]
+        _stores.clear()
+    for store in held:
+        try:
+            store.close()
+        except Exception:  # at exit: nothing to tell anyone
+            pass
+
+
+def open_store(url: str, *, app: str = "") -> LogStore:
+    """The store for a `shm://NAME[?option=value...]` or `redis://...` URL. One process
+    opening the same URL twice (a broker and a session store) shares one store; each
+    `open_store` is matched by a `release_store`."""
+    with _stores_lock:
+        held = _stores.get(url)
+        if held is not None:
+            _stores[url] = (held[0], held[1] + 1)
+            return held[0]
+        store = _open(url, app)
+        _stores[url] = (store, 1)
+        return store
+
+
+def release_store(store: LogStore) -> None:
+    """Let go of a store `open_store` gave; the last release closes it."""
+    with _stores_lock:
+        for url, (held, refs) in list(_stores.items()):
+            if held is store:
+                if refs > 1:
+                    _stores[url] = (held, refs - 1)
+                    return
+                del _stores[url]
+                break
+    store.close()
+
+
+#: `shm://` URL options and their types (the segment's layout, used by its creator).
+SHM_OPTIONS = {"ring_bytes": int, "ring_records": int, "max_logs": int, "kv_slots": int, "kv_value_bytes": int, "directory": str, "app": str}
+
+
+def _open(url: str, app: str) -> LogStore:
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if scheme == "redis":
+        from .redis_store import RedisStore
+
+        return RedisStore.from_url(url)
+    if scheme != "shm":
+        raise ValueError(f"unsupported shared store {shown(url)} (amfkit has: shm://NAME, redis://HOST:PORT/DB)")
+    parts = urlsplit(url)
+    name = parts.netloc or parts.path.lstrip("/")
+    options: dict[str, Any] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        kind = SHM_OPTIONS.get(key)
+        if kind is None:
+            raise ValueError(f"unknown shm:// option {shown(key)} (amfkit has: {', '.join(SHM_OPTIONS)})")
+        try:
+            options[key] = kind(value)
+        except ValueError:
+            raise ValueError(f"shm:// option {key} is a number, not {shown(value)}") from None
+    if app and "app" not in options:
+        options["app"] = app
+    from .._amfkit import ShmSegment
+
+    return ShmSegment(name, **options)
+
+
+# --- matching ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str) -> Selector | None:
+    return compile_selector(text) if text else None
+
+
+def _matches(subscriptions: list[Any], message: Message) -> bool:
+    """Whether any (subtopic, selector) pair lets `message` through (as the in-process
+    broker routes: no subtopic takes messages without one; a pattern, its matches)."""
+    for subtopic, selector in subscriptions:
+        if subtopic is None:
+            if message.subtopics:
+                continue
+        elif not any(subtopic_matches(subtopic, s) for s in message.subtopics):
+            continue
+        compiled = _compiled(selector)
+        if compiled is None or compiled.matches(message.headers):
+            return True
+    return False
+
+
+# --- the client record ----------------------------------------------------------------
+# {"t": last use (seconds since 1970), "n": {consumer id: [destination, cursor,
+#  [[subtopic, selector], ...], messages lost not yet reported]}}
+
+_Record = dict[str, Any]
+
+
+def _decode_client(raw: bytes) -> _Record:
+    try:
+        record = amf3.decode(raw)
+    except AMFError:
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("n"), dict):
+        raise StoreError("a client record in the shared store is damaged")
+    return record
+
+
+class _Waiting:
+    """The waiters of one client in this process and what they wait for."""
+
+    __slots__ = ("futures", "consumers")
+
+    def __init__(self) -> None:
+        self.futures: list[asyncio.Future[None]] = []
+        # consumer id -> (destination, subscriptions), as last read from the store
+        self.consumers: dict[str, tuple[str, list[Any]]] = {}
+
+
+class SharedBroker(Broker):
+    """A broker whose state lives in a `LogStore` shared by processes (or hosts)."""
+
+    def __init__(
+        self,
+        store: LogStore,
+        *,
+        queue_size: int = 1000,
+        client_timeout: float = 300.0,
+        max_consumers: int = 256,
+        max_subscriptions: int = 256,
+        remote: bool = False,
+        clock: Callable[[], float] = time.time,
+        owned: bool = False,
+    ) -> None:
+        for name, value in (("queue_size", queue_size), ("max_consumers", max_consumers), ("max_subscriptions", max_subscriptions)):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if client_timeout <= 0:
+            raise ValueError("client_timeout must be positive")
+        self.store = store
+        self.queue_size = int(queue_size)
+        self.client_timeout = float(client_timeout)
+        self.max_consumers = int(max_consumers)
+        self.max_subscriptions = int(max_subscriptions)
+        self.remote = remote
+        self._clock = clock
+        self._owned = owned
+        self._lock = threading.Lock()
+        self._waiting: dict[str, _Waiting] = {}
+        # Waiters woken by a message (weak: a push channel's never asks).
+        self._hits: weakref.WeakSet[asyncio.Future[None]] = weakref.WeakSet()
+        self._by_destination: dict[str, set[str]] = {}  # destination -> waiting client ids
+        self._tracked: dict[str, int] = {}  # log -> the listener's cursor
+        self._listener: threading.Thread | None = None
+        self._closing = False
+        self._messages: OrderedDict[tuple[str, int], tuple[bytes, Message]] = OrderedDict()
+        self._touched: OrderedDict[str, float] = OrderedDict()
+        self._last_sweep = clock()
+        _brokers.add(self)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> SharedBroker:
+        app = options.pop("app", "")
+        store = open_store(url, app=app)
+        try:
+            return cls(store, remote=url.lower().startswith("redis"), owned=True, **options)
+        except BaseException:
+            release_store(store)
+            raise
+
+    # --- messages ------------------------------------------------------------------------
+
+    def _message(self, log_name: str, seq: int, raw: bytes) -> Message:
+        """The message of a record, decoded once per process: every client served here
+        shares one object (so a push channel's encoding of it is shared too)."""
+        key = (log_name, seq)
+        with self._lock:
+            held = self._messages.get(key)
+        if held is not None and held[0] == raw:
+            return held[1]
+        message = decode_message(raw)
+        self._remember(key, raw, message)
+        return message
+
+    def _remember(self, key: tuple[str, int], raw: bytes, message: Message) -> None:
+        with self._lock:
+            self._messages[key] = (raw, message)
+            if len(self._messages) > 4 * READ_BATCH:
+                self._messages.popitem(last=False)
+
+    def _publish(self, message: Message) -> int:
+        name = LOG + message.destination
+        raw = encode_message(message)
+        seq = self.store.append(name, raw)
+        self._remember((name, seq), raw, message)
+        return 0
+
+    async def apublish(
+        self,
+        message: Message | str,
+        body: Any = None,
+        *,
+        headers: Any = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> int:
+        if not self.remote:
+            return self.publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+        return await asyncio.to_thread(self.publish, message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+
+    def _read(self, log_name: str, cursor: int, limit: int) -> tuple[list[tuple[int, Message]], int, int]:
+        """Up to `limit` messages of a log after `cursor`, the next cursor, and the lost."""
+        found: list[tuple[int, Message]] = []
+        lost = 0
+        while len(found) < limit:
+            items, cursor, gone = self.store.read(log_name, cursor, min(READ_BATCH, limit - len(found)))
+            lost += gone
+            found += [(seq, self._message(log_name, seq, raw)) for seq, raw in items]
+            if not items:
+                break
+        return found, cursor, lost
+
+    # --- subscriptions -------------------------------------------------------------------
+
+    def _client(self, client_id: str) -> tuple[bytes | None, _Record | None]:
+        """The client's record as stored (for a compare-and-set) and decoded; a record
+        idle past `client_timeout` counts as absent (and goes)."""
+        raw = self.store.get(CLIENT + client_id)
+        if raw is None:
+            return None, None
+        record = _decode_client(raw)
+        if float(record.get("t", 0)) + self.client_timeout < self._clock():
+            self._forget(client_id, raw, record)
+            return None, None
+        return raw, record
+
+    def _write(self, client_id: str, raw: bytes | None, record: _Record | None) -> bool:
+        value = None if record is None else amf3.encode(record)
+        return self.store.cas(CLIENT + client_id, raw, value, self.client_timeout)
+
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A store operation from the event loop: in place on shared memory (microseconds),
+        in a thread on Redis (a network round trip)."""
+        if self.remote:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+        await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription)
+
+    def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+        """`add_subscription`, synchronously."""
+        _compiled(subscription.selector)  # SelectorError before anything changes
+        pair = [subscription.subtopic, subscription.selector]
+        for _ in range(RETRIES):
+            owner = self.store.get(CONSUMER + consumer_id)
+            if owner is not None and _owner(owner)[0] != client_id:
+                raise DuplicateSubscription(f"consumer id {consumer_id!r} is subscribed by another client")
+            raw, record = self._client(client_id)
+            if record is None:
+                record = {"t": self._clock(), "n": {}}
+            consumers: dict[str, Any] = record["n"]
+            entry = consumers.get(consumer_id)
+            if entry is not None and entry[0] != destination:
+                entry = None  # moves: its old subscriptions go
+            if entry is None:
+                if consumer_id not in consumers and len(consumers) >= self.max_consumers:
+                    raise SubscriptionLimit(f"a client may have at most {self.max_consumers} consumers")
+                entry = [destination, self.store.head(LOG + destination), [], 0]
+            if pair not in entry[2]:
+                if len(entry[2]) >= self.max_subscriptions:
+                    raise SubscriptionLimit(f"a consumer may have at most {self.max_subscriptions} subscriptions")
+                entry[2].append(pair)
+            consumers[consumer_id] = entry
+            record["t"] = self._clock()
+            try:
+                if not self._write(client_id, raw, record):
+                    continue
+                self.store.put(CONSUMER + consumer_id, amf3.encode([client_id, destination]), self.client_timeout)
+            except StoreError as e:
+                raise SubscriptionLimit(f"the shared store refused the subscription: {e}") from None
+            self._signal(client_id)
+            return
+        raise StoreError(f"client {client_id!r} changed too often to subscribe")
+
+    async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
+        found: bool = await self._run(self.unsubscribe_now, client_id, consumer_id, subscription)
+        return found
+
+    def unsubscribe_now(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
+        """`remove_subscription`, synchronously."""
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if record is None or raw is None:
+                return False
+            consumers: dict[str, Any] = record["n"]
+            entry = consumers.get(consumer_id)
+            if entry is None:
+                return False
+            if subscription is None:
+                found = True
+                del consumers[consumer_id]
+            else:
+                pair = [subscription.subtopic, subscription.selector]
+                found = pair in entry[2]
+                if found:
+                    entry[2].remove(pair)
+                    if not entry[2]:
+                        del consumers[consumer_id]
+            record["t"] = self._clock()
+            if not self._write(client_id, raw, record if consumers else None):
+                continue
+            if consumer_id not in consumers:
+                self._drop_owner(consumer_id, client_id)
+            self._signal(client_id)
+            return found
+        raise StoreError(f"client {client_id!r} changed too often to unsubscribe")
+
+    async def consumer(self, consumer_id: str) -> tuple[str, str] | None:
+        owner = await self._run(self.store.get, CONSUMER + consumer_id)
+        if owner is None:
+            return None
+        client_id, destination = _owner(owner)
+        return (client_id, destination) if client_id else None
+
+    def _drop_owner(self, consumer_id: str, client_id: str) -> None:
+        owner = self.store.get(CONSUMER + consumer_id)
+        if owner is not None and _owner(owner)[0] == client_id:
+            self.store.cas(CONSUMER + consumer_id, owner, None)
+
+    def _forget(self, client_id: str, raw: bytes, record: _Record) -> bool:
+        """Remove a client's record and its consumer ids; whether this call removed it."""
+        if not self.store.cas(CLIENT + client_id, raw, None):
+            return False
+        for consumer_id in record["n"]:
+            self._drop_owner(consumer_id, client_id)
+        return True
+
+    # --- delivery --------------------------------------------------------------------
+
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+        batch: Batch | None = await self._run(self.drain, client_id, consumer_id=consumer_id, limit=limit)
+        return batch
+
+    def drain(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+        """`receive`, synchronously (what a thread of its own calls)."""
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if record is None:
+                return None
+            consumers: dict[str, Any] = record["n"]
+            if not consumers or (consumer_id is not None and consumer_id not in consumers):
+                return None
+            now = now_ms()
+            found: list[tuple[int, int, str, Message]] = []
+            dropped: dict[str, int] = {}
+            cursors: dict[str, int] = {}
+            for cid, (destination, cursor, subscriptions, lost_before) in consumers.items():
+                if consumer_id is not None and cid != consumer_id:
+                    continue
+                items, cursors[cid], lost = self._read(LOG + destination, int(cursor), MAX_READ)
+                if lost or lost_before:
+                    dropped[cid] = int(lost_before) + lost
+                for seq, message in items:
+                    if not message.expired(now) and _matches(subscriptions, message):
+                        found.append((message.timestamp, seq, cid, message))
+            if len(found) > 1 and len(cursors) > 1:
+                found.sort(key=lambda f: (f[0], f[1]))  # several logs: publication order
+            if len(found) > self.queue_size:  # the client's bound: its newest only
+                for _, _, cid, _ in found[: -self.queue_size]:
+                    dropped[cid] = dropped.get(cid, 0) + 1
+                found = found[-self.queue_size :]
+            if limit is not None and len(found) > limit:
+                for _, seq, cid, _ in reversed(found[max(limit, 0) :]):
+                    cursors[cid] = seq - 1  # the first one left: read again next time
+                found = found[: max(limit, 0)]
+            changed = bool(found or dropped) or any(int(consumers[c][1]) != n for c, n in cursors.items())
+            stale = float(record.get("t", 0)) + self.client_timeout / 10 < self._clock()
+            if changed or stale:
+                for cid, cursor in cursors.items():
+                    consumers[cid][1] = cursor
+                    consumers[cid][3] = 0
+                record["t"] = self._clock()
+                if not self._write(client_id, raw, record):
+                    continue
+            return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
+        raise StoreError(f"client {client_id!r} changed too often to drain")
+
+    def _pending(self, record: _Record) -> bool:
+        """Whether a client has something to drain (without draining it)."""
+        now = now_ms()
+        for destination, cursor, subscriptions, lost_before in record["n"].values():
+            if lost_before:
+                return True
+            items, _, lost = self._read(LOG + destination, int(cursor), MAX_READ)
+            if lost:
+                return True
+            if any(not m.expired(now) and _matches(subscriptions, m) for _, m in items):
+                return True
+        return False
+
+    async def wait(self, client_id: str, timeout: float) -> bool:
+        if timeout <= 0:
+            _, record = self._client(client_id)
+            return record is not None and self._pending(record)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        ready = self.watch(client_id, future)
+        if ready is not None:
+            return ready
+        timer = loop.call_later(timeout, _resolve, future)
+        try:
+            await future
+        finally:
+            timer.cancel()
+            self.unwatch(client_id, future)
+            with self._lock:
+                matched = future in self._hits
+                self._hits.discard(future)
+        # True when woken by a message for it (another worker may drain it first).
+        return matched
+
+    def watch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
+        # Join the waiters first, then look: a message appended after the look is seen
+        # by the listener (it reads from where it was when this client joined).
+        with self._lock:
+            waiting = self._waiting.get(client_id)
+            if waiting is None:
+                waiting = self._waiting[client_id] = _Waiting()
+            waiting.futures.append(future)
+        self._start_listener()
+        try:
+            _, record = self._client(client_id)
+            if record is not None:
+                self._follow(client_id, record)
+                if self._pending(record):
+                    self.unwatch(client_id, future)
+                    return True
+        except BaseException:
+            self.unwatch(client_id, future)
+            raise
+        if record is None:
+            self.unwatch(client_id, future)
+            return False
+        return None
+
+    def _follow(self, client_id: str, record: _Record) -> None:
+        """Note what a waiting client waits for, and have the listener read those logs."""
+        consumers = {cid: (entry[0], entry[2]) for cid, entry in record["n"].items()}
+        heads = {}
+        for destination, _ in consumers.values():
+            name = LOG + destination
+            if name not in self._tracked:
+                heads[name] = self.store.head(name)
+        with self._lock:
+            waiting = self._waiting.get(client_id)
+            if waiting is None:
+                return
+            for destination, _ in waiting.consumers.values():
+                self._by_destination.get(destination, set()).discard(client_id)
+            waiting.consumers = consumers
+            for destination, _ in consumers.values():
+                self._by_destination.setdefault(destination, set()).add(client_id)
+            for name, head in heads.items():
+                self._tracked.setdefault(name, head)
+
+    def unwatch(self, client_id: str, future: asyncio.Future[None]) -> None:
+        with self._lock:
+            waiting = self._waiting.get(client_id)
+            if waiting is None:
+                return
+            if future in waiting.futures:
+                waiting.futures.remove(future)
+            if not waiting.futures:
+                self._unwait(client_id, waiting)
+
+    def _unwait(self, client_id: str, waiting: _Waiting) -> None:
+        """Forget a client with no waiter left (under the lock)."""
+        del self._waiting[client_id]
+        for destination, _ in waiting.consumers.values():
+            clients = self._by_destination.get(destination)
+            if clients is not None:
+                clients.discard(client_id)
+                if not clients:
+                    del self._by_destination[destination]
+
+    def _take(self, client_id: str, matched: bool) -> list[asyncio.Future[None]]:
+        """The futures of a client's waiters, which stop waiting (under the lock)."""
+        waiting = self._waiting.get(client_id)
+        if waiting is None:
+            return []
+        futures = waiting.futures
+        waiting.futures = []
+        self._unwait(client_id, waiting)
+        if matched:
+            self._hits.update(f for f in futures if not f.done())
+        return futures
+
+    def wake(self, client_id: str) -> None:
+        with self._lock:
+            futures = self._take(client_id, False)
+        _resolve_all(futures)
+        self._signal(client_id)
+
+    def _signal(self, client_id: str) -> None:
+        """Wake the client's waiters in every other process too (they look again)."""
+        try:
+            self.store.append(CONTROL, client_id.encode())
+        except StoreError as e:
+            log.warning("could not signal the other workers: %s", e)
+
+    async def disconnect(self, client_id: str) -> None:
+        await self._run(self.disconnect_now, client_id)
+
+    def disconnect_now(self, client_id: str) -> None:
+        """`disconnect`, synchronously."""
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if raw is None or record is None or self._forget(client_id, raw, record):
+                break
+        self.wake(client_id)
+
+    # --- the listener ----------------------------------------------------------------
+
+    def _start_listener(self) -> None:
+        if self._listener is not None or self._closing:
+            return
+        with self._lock:
+            if self._listener is not None:
+                return
+            self._tracked.setdefault(CONTROL, self.store.head(CONTROL))
+            self._listener = threading.Thread(target=self._listen, name="amfkit-broker-listener", daemon=True)
+            self._listener.start()
+
+    def _listen(self) -> None:
+        store = self.store
+        bell = store.bell()
+        while not self._closing:
+            try:
+                bell = store.wait(bell, LISTEN_TIMEOUT)
+                if self._closing:
+                    break
+                self._scan()
+                if self._clock() - self._last_sweep > max(1.0, self.client_timeout / 10):
+                    self.sweep()
+            except StoreError as e:  # Redis away, a damaged record: say so, go on
+                log.warning("broker listener: %s", e)
+                time.sleep(0.2)
+            except Exception:  # never let the thread die silently
+                log.exception("broker listener")
+                time.sleep(0.2)
+
+    def _scan(self) -> None:
+        """Read what the logs followed here got since the last look; wake the waiting
+        clients it is for."""
+        with self._lock:
+            tracked = list(self._tracked.items())
+        wake: list[asyncio.Future[None]] = []
+        for name, cursor in tracked:
+            while True:
+                items, cursor, lost = self.store.read(name, cursor, READ_BATCH)
+                if name == CONTROL:
+                    with self._lock:
+                        for _, raw in items:
+                            wake += self._take(raw.decode("utf-8", "replace"), False)
+                elif items or lost:
+                    wake += self._matching(name[len(LOG) :], [self._message(name, s, r) for s, r in items], lost)
+                if len(items) < READ_BATCH:
+                    break
+            with self._lock:
+                self._tracked[name] = cursor
+        _resolve_all(wake)
+
+    def _matching(self, destination: str, messages: list[Message], lost: int) -> list[asyncio.Future[None]]:
+        wake: list[asyncio.Future[None]] = []
+        now = now_ms()
+        with self._lock:
+            for client_id in list(self._by_destination.get(destination, ())):
+                waiting = self._waiting.get(client_id)
+                if waiting is None:
+                    continue
+                hit = lost > 0
+                for dest, subscriptions in waiting.consumers.values():
+                    if hit:
+                        break
+                    if dest == destination:
+                        hit = any(not m.expired(now) and _matches(subscriptions, m) for m in messages)
+                if hit:
+                    wake += self._take(client_id, True)
+        return wake
+
+    # --- upkeep ----------------------------------------------------------------------
+
+    def touch(self, client_id: str) -> None:
+        now = self._clock()
+        with self._lock:
+            last = self._touched.get(client_id)
+            if last is not None and now - last < self.client_timeout / 10:
+                return
+            self._touched[client_id] = now
+            self._touched.move_to_end(client_id)
+            if len(self._touched) > 100_000:
+                self._touched.popitem(last=False)
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if record is None:
+                return
+            record["t"] = now
+            if self._write(client_id, raw, record):
+                return
+
+    def sweep(self) -> int:
+        """Forget the clients idle past `client_timeout` (every process's listener does
+        it now and then)."""
+        self._last_sweep = self._clock()
+        expired = 0
+        for key in self.store.keys(CLIENT):
+            raw = self.store.get(key)
+            if raw is None:
+                continue
+            try:
+                record = _decode_client(raw)
+            except StoreError:  # damaged: it goes
+                self.store.cas(key, raw, None)
+                continue
+            if float(record.get("t", 0)) + self.client_timeout < self._clock():
+                client_id = key[len(CLIENT) :]
+                if self._forget(client_id, raw, record):
+                    expired += 1
+                    self.wake(client_id)
+        return expired
+
+    def stats(self) -> dict[str, int]:
+        clients = self.store.keys(CLIENT)
+        with self._lock:
+            waiting = sum(len(w.futures) for w in self._waiting.values())
+            followed = len(self._tracked)
+        return {
+            "clients": len(clients),
+            "consumers": len(self.store.keys(CONSUMER)),
+            "waiters": waiting,
+            "logs_followed": followed,
+            "destinations": sum(1 for name in self.store.logs() if name.startswith(LOG)),
+        }
+
+    def subscribe(self, destination: str, *, subtopic: str | None = None, selector: str = "") -> Subscriber:
+        from .broker import _subscription
+
+        return LogSubscriber(self, destination, _subscription(subtopic, selector))
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.shutdown)  # joins the listener thread
+
+    def shutdown(self) -> None:
+        """`close`, synchronously: wake every waiter here, stop the listener, let go of
+        the store (the last process out of a shared-memory segment removes it)."""
+        if self._closing:
+            return
+        self._closing = True
+        with self._lock:
+            futures = [f for w in self._waiting.values() for f in w.futures]
+            self._waiting.clear()
+            self._by_destination.clear()
+        _resolve_all(futures)
+        listener = self._listener
+        if listener is not None:
+            try:
+                self.store.append(CONTROL, b"")  # rings the bell: the listener looks up
+            except StoreError:
+                pass
+            listener.join(LISTEN_TIMEOUT * 3)
+        if self._owned and (listener is None or not listener.is_alive()):
+            release_store(self.store)
+
+
+def _owner(raw: bytes) -> tuple[str, str]:
+    try:
+        value = amf3.decode(raw)
+        client_id, destination = value
+        return str(client_id), str(destination)
+    except (AMFError, TypeError, ValueError):
+        return "", ""
+
+
+class LogSubscriber(Subscriber):
+    """A shared broker's `Subscriber`: a cursor of this process in the destination's
+    log (no client record, nothing for other processes to keep), starting at the
+    newest message; it loses the oldest it has not read when the log wraps."""
+
+    def __init__(self, broker: SharedBroker, destination: str, subscription: Subscription) -> None:
+        super().__init__(destination, subscription)
+        self.broker = broker
+        self._store = broker.store
+        self._log = LOG + destination
+        self._subscriptions: list[Any] = [[subscription.subtopic, subscription.selector]]
+        self._cursor = self._store.head(self._log)
+        self._pending: list[Message] = []
+
+    def _fill(self) -> None:
+        items, self._cursor, lost = self._store.read(self._log, self._cursor, READ_BATCH)
+        self.dropped += lost
+        if not items:
+            return
+        now = now_ms()
+        subscriptions = self._subscriptions
+        for _, raw in items:
+            message = decode_message(raw)
+            if not message.expired(now) and _matches(subscriptions, message):
+                self._pending.append(message)
+        self._pending.reverse()  # popped from the end: oldest last
+
+    def _next(self) -> Optional[Message]:
+        if not self._pending:
+            self._fill()
+        return self._pending.pop() if self._pending else None
+
+    def receive(self, timeout: float | None = None) -> Message | None:
+        message = self._next()
+        if message is not None or self.closed:
+            return message
+        store = self._store
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.closed:
+            bell = store.bell()
+            message = self._next()
+            if message is not None:
+                return message
+            remaining = LISTEN_TIMEOUT if deadline is None else min(deadline - time.monotonic(), LISTEN_TIMEOUT)
+            if remaining <= 0:
+                return None
+            store.wait(bell, remaining)
+        return None
+
+    async def areceive(self, timeout: float | None = None) -> Message | None:
+        message = self._next()
+        if message is not None or self.closed:
+            return message
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        store = self._store
+        while not self.closed:
+            bell = store.bell()
+            message = self._next()
+            if message is not None:
+                return message
+            remaining = LISTEN_TIMEOUT if deadline is None else min(deadline - loop.time(), LISTEN_TIMEOUT)
+            if remaining <= 0:
+                return None
+            await asyncio.to_thread(store.wait, bell, remaining)
+        return None
+
+    def close(self) -> None:
+        self.closed = True
