@@ -513,6 +513,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.environ["AMFKIT_DEMO_DB"] = str(ensure_database())
         except OSError as e:
             raise CLIError(f"cannot create the demo database: {e}") from None
+    if args.demo and args.workers > 1:
+        # One shared-memory segment for the workers' messaging and sessions, named after
+        # the port (two demo servers on one host keep apart).
+        os.environ.setdefault("AMFKIT_DEMO_SHARED", f"shm://amfkit-demo-{args.port}")
     if args.body_timeout is not None:
         if not args.demo:
             raise CLIError("--body-timeout applies to --demo only (give your Gateway body_timeout=...)")

@@ -5,7 +5,9 @@ to `Gateway`), with the demo's messaging destinations `prices` and `chat`
 (`amfkit.demo.live`); `feed` starts the live price feed. `app` is the one `amfkit serve
 --demo` serves (`amfkit.demo.app:app`), built on first access, feed running: its database
 is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, and
-`AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`. `python -m
+`AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`;
+`AMFKIT_DEMO_SHARED` (a `shm://` or `redis://` URL, set by `amfkit serve --demo
+--workers N`), when set, holds its messaging and sessions. `python -m
 amfkit.demo.app --port 8001` serves it without the CLI.
 """
 
@@ -33,7 +35,10 @@ def build(
     from ..remoting.gateway import Gateway
     from .live import PriceFeed, demo_messaging
 
-    options.setdefault("messaging", demo_messaging())
+    shared = os.environ.get("AMFKIT_DEMO_SHARED")
+    if shared:  # several workers: messaging and sessions in the store they share
+        options.setdefault("session_store", shared)
+    options.setdefault("messaging", demo_messaging(broker=shared) if shared else demo_messaging())
     gateway = Gateway(build_services(db_path), debug=debug, **options)
     if feed and gateway.messaging is not None:
         gateway.price_feed = PriceFeed(gateway.messaging).start()  # type: ignore[attr-defined]

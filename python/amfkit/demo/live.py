@@ -12,7 +12,9 @@ publishes a chat line from the server side; a Flex Producer sends to `chat` dire
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from typing import Any
 
 from ..messaging import Destination, Messaging
@@ -74,7 +76,27 @@ class PriceFeed:
         while not self._stop.wait(self.interval):
             if self.messaging.closed:
                 return
-            self.tick()
+            if self._leading():
+                self.tick()
+
+    def _leading(self) -> bool:
+        """Whether this process runs the feed. On a shared broker every worker has a
+        feed thread, and the one holding a lease in the shared store publishes (a
+        worker that dies loses it within two seconds to another); on its own, always."""
+        store = getattr(self.messaging.broker, "store", None)
+        if store is None:
+            return True
+        now = time.time()
+        key, me = "demo:feed", str(os.getpid()).encode()
+        try:
+            held = store.get(key)
+            if held is not None:
+                owner, _, until = held.partition(b" ")
+                if owner != me and float(until) > now:
+                    return False
+            return bool(store.cas(key, held, me + b" " + repr(now + 2 * max(self.interval, 0.5)).encode(), 10.0))
+        except Exception:  # the store away or a damaged lease: no feed from here now
+            return False
 
 
 class ChatService:
