@@ -27,7 +27,7 @@ from .subtopic import SubtopicError, check_subtopic
 if TYPE_CHECKING:
     from .subscriber import Subscriber
 
-__all__ = ["Batch", "Broker", "Delivery", "DuplicateSubscription", "Message", "SCHEMES", "Subscription", "SubscriptionLimit", "make_message"]
+__all__ = ["Batch", "Broker", "Delivery", "DuplicateSubscription", "Message", "SCHEMES", "Subscription", "SubscriptionLimit", "make_message", "message_fields"]
 
 #: Broker backends by URL scheme: "module:class", imported when first opened.
 SCHEMES = {
@@ -92,11 +92,10 @@ class Batch(NamedTuple):
         return bool(self.deliveries or self.dropped)
 
 
-def make_message(destination: str, body: Any, headers: Mapping[str, Any] | None, subtopic: str | None, ttl: float | None) -> Message:
-    """The record of a message published by server code: `subtopic` checked and
-    carried as the `DSSubtopic` header too (as a Producer sends it), `ttl` in seconds."""
-    if not isinstance(destination, str) or not destination:
-        raise TypeError("a destination is a non-empty string")
+def message_fields(headers: Mapping[str, Any] | None, subtopic: str | None, ttl: float | None) -> tuple[dict[str, Any], tuple[str, ...], int | None]:
+    """The checked parts of a message server code publishes: its headers (with the
+    subtopic as `DSSubtopic` too, as a Producer sends it), its subtopics, and its time
+    to live in milliseconds (None: none given)."""
     if headers is not None and not isinstance(headers, Mapping):
         raise TypeError("headers must be a mapping of names to values")
     if ttl is not None and (not math.isfinite(ttl) or ttl < 0):
@@ -109,7 +108,15 @@ def make_message(destination: str, body: Any, headers: Mapping[str, Any] | None,
         except SubtopicError as e:
             raise ValueError(str(e)) from None
         fields["DSSubtopic"] = subtopic
-    return Message(destination, body, fields, subtopics, time_to_live=0 if ttl is None else round(ttl * 1000))
+    return fields, subtopics, None if ttl is None else round(ttl * 1000)
+
+
+def make_message(destination: str, body: Any, headers: Mapping[str, Any] | None, subtopic: str | None, ttl: float | None) -> Message:
+    """The record of a message published by a process outside a gateway."""
+    if not isinstance(destination, str) or not destination:
+        raise TypeError("a destination is a non-empty string")
+    fields, subtopics, ttl_ms = message_fields(headers, subtopic, ttl)
+    return Message(destination, body, fields, subtopics, time_to_live=ttl_ms or 0)
 
 
 def _subscription(subtopic: str | None, selector: str) -> Subscription:

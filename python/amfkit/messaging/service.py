@@ -13,11 +13,10 @@ from .._text import shown
 from ..remoting.messages import AbstractMessage, new_id
 from ..remoting.services import Fault, Principal
 from . import commands
-from .broker import Broker, Message, now_ms
+from .broker import Broker, Message, message_fields, now_ms
 from .clients import Clients
 from .destinations import Destination
 from .parking import Parking
-from .subtopic import SubtopicError, check_subtopic
 
 if TYPE_CHECKING:
     from ..remoting.packet import Body
@@ -147,22 +146,10 @@ class Messaging:
         lives (None: forever; a destination's own ttl replaces it). Never blocks: a slow
         subscriber loses its oldest messages instead."""
         dest = self.destination(destination)
-        if headers is not None and not isinstance(headers, Mapping):
-            raise TypeError("headers must be a mapping of names to values")
-        subtopics: tuple[str, ...] = ()
-        if subtopic is not None:
-            try:
-                subtopics = (check_subtopic(subtopic, pattern=False),)
-            except SubtopicError as e:
-                raise ValueError(str(e)) from None
-            if not dest.allow_subtopics:
-                raise ValueError(f"destination {dest.name!r} does not allow subtopics")
-        if ttl is not None and (not math.isfinite(ttl) or ttl < 0):
-            raise ValueError("ttl must be 0 or more seconds")
-        fields = dict(headers or {})
-        if subtopics:
-            fields["DSSubtopic"] = subtopics[0]
-        message = self.message(dest, body, fields, subtopics, ttl_ms=None if ttl is None else round(ttl * 1000))
+        fields, subtopics, ttl_ms = message_fields(headers, subtopic, ttl)
+        if subtopics and not dest.allow_subtopics:
+            raise ValueError(f"destination {dest.name!r} does not allow subtopics")
+        message = self.message(dest, body, fields, subtopics, ttl_ms=ttl_ms)
         self.broker.publish(message)
         return message.message_id
 

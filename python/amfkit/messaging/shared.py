@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from .. import AMFError, amf3
 from .._text import shown
+from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, now_ms
 from .logstore import LogStore, StoreError
 from .memory import _resolve, _resolve_all
@@ -225,10 +226,13 @@ def _decode_client(raw: bytes) -> _Record:
 class _Waiting:
     """The waiters of one client in this process and what they wait for."""
 
-    __slots__ = ("futures", "consumers")
+    __slots__ = ("futures", "consumers", "since")
 
     def __init__(self) -> None:
         self.futures: list[asyncio.Future[None]] = []
+        # The control log's head when the client started waiting here: a wake-up sent
+        # before it is not for these waiters (they read the client's record after it).
+        self.since = -1
         # consumer id -> (destination, subscriptions), as last read from the store
         self.consumers: dict[str, tuple[str, list[Any]]] = {}
 
@@ -303,6 +307,24 @@ class SharedBroker(Broker):
             self._messages[key] = (raw, message)
             if len(self._messages) > 4 * READ_BATCH:
                 self._messages.popitem(last=False)
+
+    def publish(
+        self,
+        message: Message | str,
+        body: Any = None,
+        *,
+        headers: Any = None,
+        subtopic: str | None = None,
+        ttl: float | None = None,
+    ) -> int:
+        if isinstance(message, Message) or subtopic is not None or ttl is not None or headers:
+            return super().publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+        # The common case of a feed (a destination and a body): the record at once,
+        # without a Message nobody here reads.
+        if not isinstance(message, str) or not message:
+            raise TypeError("a destination is a non-empty string")
+        self.store.append(LOG + message, amf3.encode([message, body, {}, [], new_id(), now_ms(), 0, None]))
+        return 0
 
     def _publish(self, message: Message) -> int:
         name = LOG + message.destination
@@ -546,6 +568,10 @@ class SharedBroker(Broker):
             waiting.futures.append(future)
         self._start_listener()
         try:
+            since = self.store.head(CONTROL)
+            with self._lock:
+                if waiting.since < 0:
+                    waiting.since = since
             _, record = self._client(client_id)
             if record is not None:
                 self._follow(client_id, record)
@@ -677,8 +703,11 @@ class SharedBroker(Broker):
                 items, cursor, lost = self.store.read(name, cursor, READ_BATCH)
                 if name == CONTROL:
                     with self._lock:
-                        for _, raw in items:
-                            wake += self._take(raw.decode("utf-8", "replace"), False)
+                        for seq, raw in items:
+                            client_id = raw.decode("utf-8", "replace")
+                            waiting = self._waiting.get(client_id)
+                            if waiting is not None and 0 <= waiting.since < seq:
+                                wake += self._take(client_id, False)
                 elif items or lost:
                     wake += self._matching(name[len(LOG) :], [self._message(name, s, r) for s, r in items], lost)
                 if len(items) < READ_BATCH:

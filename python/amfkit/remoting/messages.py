@@ -5,6 +5,8 @@ flag bytes then the flagged values); docs/gateway.md, "Flex messages", has the l
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 import uuid
 from typing import Any
@@ -23,9 +25,32 @@ __all__ = [
 ]
 
 
+_random = b""  # random bytes read ahead from the OS, 16 per id
+_taken = 0
+_random_lock = threading.Lock()
+
+
+def _forked() -> None:
+    """A forked child must not hand out the ids its parent will."""
+    global _random, _taken
+    _random, _taken = b"", 0
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def new_id() -> str:
-    """A Flex message or client id: an uppercase UUID."""
-    return str(uuid.uuid4()).upper()
+    """A Flex message or client id: an uppercase random (version 4) UUID. Its 122 random
+    bits come from the OS's generator as `uuid.uuid4`'s do, read 4 KiB at a time: a
+    third of the cost (ids are made for every message and answer)."""
+    global _random, _taken
+    with _random_lock:
+        if _taken >= len(_random):
+            _random, _taken = os.urandom(4096), 0
+        b = _random[_taken : _taken + 16]
+        _taken += 16
+    h = b.hex().upper()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89AB'[b[8] & 3]}{h[17:20]}-{h[20:]}"
 
 
 def _now_ms() -> int:
