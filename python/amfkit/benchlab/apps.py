@@ -10,7 +10,9 @@
 
 The first two read `AMFKIT_BENCH_DB` for the demo database path, as the demo gateway
 does (`AMFKIT_DEMO_DB`); the messaging one reads `AMFKIT_BENCH_POLL_WAIT` (seconds a
-long-poll is held; 0: plain polling) and `AMFKIT_BENCH_QUEUE_SIZE`.
+long-poll is held; 0: plain polling), `AMFKIT_BENCH_QUEUE_SIZE` and
+`AMFKIT_BENCH_BROKER` (the broker's URL: "memory://" unless told; "shm://NAME" or
+"redis://..." for a server of several workers).
 """
 
 from __future__ import annotations
@@ -119,12 +121,13 @@ class MessagingBench:
         return stats
 
 
-def messaging_gateway(poll_wait: float = 25.0, queue_size: int = 1000) -> Any:
-    """A gateway serving `MessagingBench`, with messaging on destination "prices"."""
+def messaging_gateway(poll_wait: float = 25.0, queue_size: int = 1000, broker: str = "memory://") -> Any:
+    """A gateway serving `MessagingBench`, with messaging on destination "prices" on the
+    broker at `broker` (a URL)."""
     from ..messaging import Messaging
     from ..remoting.gateway import Gateway
 
-    messaging_ = Messaging([BENCH_DESTINATION], poll_wait=poll_wait, queue_size=queue_size)
+    messaging_ = Messaging([BENCH_DESTINATION], poll_wait=poll_wait, queue_size=queue_size, broker=broker)
     return Gateway({"MessagingBench": MessagingBench()}, messaging=messaging_)
 
 
@@ -140,6 +143,7 @@ class _LazyMessaging:
             self._app = messaging_gateway(
                 float(os.environ.get("AMFKIT_BENCH_POLL_WAIT", "25")),
                 int(os.environ.get("AMFKIT_BENCH_QUEUE_SIZE", "1000")),
+                os.environ.get("AMFKIT_BENCH_BROKER") or "memory://",
             )
         return self._app
 

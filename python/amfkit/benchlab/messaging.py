@@ -1,12 +1,37 @@
 """Messaging: publish-to-delivery latency and messages delivered per second, through the
 gateway to N Flex consumers on each channel (long-polling, HTTP streaming, WebSocket, and
-plain polling as a reference).
+plain polling as a reference); one message passed back and forth between two processes
+(the worker messages article); and the server's CPU while its consumers wait.
 
     amfkit bench messaging [--quick] [--consumers N] [--duration S] [--channels LIST] [--json PATH]
+                           [--only handoff,idle,delivery] [--brokers memory,shm,redis] [--workers 1,2]
+                           [--redis URL] [--handoff-runs N] [--idle-duration S]
 
-The server is a real uvicorn process (httptools, uvloop, one worker, no access log) on
-127.0.0.1 serving `amfkit.benchlab.apps:messaging`: a `Gateway` with `Messaging(["prices"])`
-and one service, `MessagingBench.publish(count, first, size)`, which publishes `count`
+Three parts, in this order (`--only` picks some):
+
+**handoff** (`benchlab/handoff.py`, the worker messages article): two processes pass one
+message back and forth, 1000 round trips, through `multiprocessing.Queue`,
+`multiprocessing.Pipe`, raw `os.pipe`s, the shm broker and the Redis broker, in the same
+run; per transport the median of `--handoff-runs` runs, its round trips' p50 and p99 and
+its speed against `mp.Queue`'s.
+
+**idle**: a real server with `--idle-clients` consumers (default: `--consumers`) parked,
+long-polling, streaming and WebSocket in turn, for `--idle-duration` seconds (default
+10) with nothing published, on `memory://` (one worker) and on `shm://` and `redis://`
+(one worker and two): the server's CPU time (user + system, from /proc, every process
+of it: uvicorn's supervisor and its workers) as a share of one core. The servers are
+started one after another, their consumers subscribed, then all are measured over the
+same window (idle, they do not compete); each consumer must be subscribed and have
+received nothing at the end. A redis-server started for the run is measured beside.
+
+**delivery**, per channel:
+
+The server is a real uvicorn process (httptools, uvloop, one worker unless `--workers`,
+no access log) on 127.0.0.1 serving `amfkit.benchlab.apps:messaging`: a `Gateway` with
+`Messaging(["prices"])` on the broker `AMFKIT_BENCH_BROKER` names (`memory://`, or with
+`--brokers` also `shm://` and `redis://`, each run with every `--workers` count; memory://
+with one worker only, plain polling only on the default case) and one service,
+`MessagingBench.publish(count, first, size)`, which publishes `count`
 InstrumentPrice messages (the Protocol Buffers article's Small one by default;
 docs/benchmarks.md names the articles) with `context.publish`, each stamped with the
 server's `time.time()` in its `sent` header just before it is published and numbered in
@@ -47,8 +72,11 @@ figures (they share the machine's cores).
 Goals (issue 12): at least 20,000 messages/s delivered in total to 100 WebSocket
 consumers and to 100 streaming consumers (the most), with p99 publish-to-delivery under
 50 ms (measured at the fixed 20,000 messages/s); median latency at 1,000 messages/s under
-5 ms on every channel but plain polling. The anchor: CometD's published long-polling
-figures (median 2-4 ms up to 10,000 messages/s).
+5 ms on every channel but plain polling; the shm broker's round trip at least 50x
+`mp.Queue`'s (handoff, one-character message); under 1% of a core with the consumers
+parked, on every broker; with `--workers 2` on shm://, at least 1.5x one worker's
+messages/s at the most (memory://, the same run). The anchor: CometD's published
+long-polling figures (median 2-4 ms up to 10,000 messages/s).
 """
 
 from __future__ import annotations
@@ -60,6 +88,7 @@ import dataclasses
 import json
 import math
 import os
+import selectors
 import struct
 import subprocess
 import sys
@@ -68,31 +97,45 @@ import time
 from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
-from . import peers, timing
+from . import handoff, peers, timing
 from .servers import uvicorn
 from .model import Bar, Chart, Section, Table, experiment_main, options_dict
-from .text import fmt_figure, machine_lines, text_table
+from .text import fmt_factor, fmt_figure, machine_lines, text_table
 
-__all__ = ["CHANNELS", "COMPARE_KEYS", "NAME", "SUMMARY", "Options", "format_report", "main", "parse_options", "run", "sections"]
+__all__ = ["CHANNELS", "COMPARE_KEYS", "NAME", "PARTS", "SUMMARY", "Options", "format_report", "main", "parse_options", "run", "sections"]
 
 NAME = "messaging"
 #: The article whose messages this experiment sends (docs/benchmarks.md).
 ARTICLE = "the Protocol Buffers article"
 SUMMARY = (
     "Flex messaging through the gateway: publish-to-delivery latency and messages/s to N "
-    "consumers on long-polling, HTTP streaming, WebSocket (and plain polling)"
+    "consumers on long-polling, HTTP streaming, WebSocket (and plain polling); one message "
+    "back and forth between two processes (the worker messages article); idle CPU"
 )
 
 #: Channel keys, in report order: plain polling is the reference row.
 CHANNELS = ("long-poll", "streaming", "websocket", "polling")
-#: The row fields that identify a case for `amfkit bench compare`.
-COMPARE_KEYS = ("channel", "consumers", "message")
+#: The experiment's parts, in run order (`--only`).
+PARTS = ("handoff", "idle", "delivery")
+#: Broker schemes for the delivery phases (`--brokers`) and the idle one.
+BROKERS = ("memory", "shm", "redis")
+#: The row fields that identify a case for `amfkit bench compare` (`scheme`, the
+#: broker's, and `workers` are only in the rows of a shared broker or several workers).
+COMPARE_KEYS = ("channel", "consumers", "message", "scheme", "workers")
 
 GOAL_RATE = 20_000  # messages/s delivered in total, WebSocket and streaming
 GOAL_P99_MS = 50.0  # p99 publish-to-delivery at GOAL_RATE
 GOAL_FIXED_RATE = 1_000  # messages/s delivered in total
 GOAL_MEDIAN_MS = 5.0  # at that rate, every channel but plain polling
 GOAL_CONSUMERS = 100
+GOAL_IDLE_CORE = 0.01  # idle: the server's CPU as a share of one core
+GOAL_WORKERS_SPEEDUP = 1.5  # --workers 2 on shm against one worker, the most
+
+#: The idle phase's cases: (broker, workers).
+IDLE_CASES = (("memory", 1), ("shm", 1), ("shm", 2), ("redis", 1), ("redis", 2))
+IDLE_CASES_QUICK = (("memory", 1), ("shm", 2), ("redis", 2))
+#: The channels an idle phase's consumers use, in turn.
+IDLE_CHANNELS = ("long-poll", "streaming", "websocket")
 
 #: CometD's published long-polling figures, the anchor (not measured here).
 COMETD = "CometD (Java, long-polling): median latency 2-4 ms up to 10,000 messages/s"
@@ -126,6 +169,20 @@ class Options:
     check_messages: int = 50
     quick: bool = False
     json_path: Optional[str] = None
+    #: which parts run (PARTS)
+    parts: tuple[str, ...] = PARTS
+    #: the delivery phases' brokers and worker counts (every pair but memory with more than one)
+    brokers: tuple[str, ...] = ("memory",)
+    workers: tuple[int, ...] = (1,)
+    #: a Redis URL for the redis cases; None: a redis-server started for the run
+    redis: Optional[str] = None
+    handoff_runs: int = 5
+    handoff_round_trips: int = 1000
+    handoff_warmup: int = handoff.WARMUP
+    handoff_placements: tuple[str, ...] = handoff.PLACEMENTS
+    idle_clients: int = GOAL_CONSUMERS
+    idle_duration: float = 10.0
+    idle_cases: tuple[tuple[str, int], ...] = IDLE_CASES
     #: progress(message, done=None, total=None), called before each step
     progress: Optional[Callable[..., None]] = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -134,12 +191,16 @@ class Options:
 
 
 @contextlib.contextmanager
-def _server(env: dict[str, str], logs: list[str]) -> Iterator[tuple[int, int]]:
-    """uvicorn serving the messaging gateway in its own process: yields (port, pid); what
-    it wrote to standard error is added to `logs` when it stops."""
+def _server(env: dict[str, str], logs: list[str], workers: int = 1) -> Iterator[tuple[int, int]]:
+    """uvicorn serving the messaging gateway in its own process (with `workers`, a
+    supervisor and its workers): yields (port, pid); what it wrote to standard error is
+    added to `logs` when it stops."""
     server = None
+    args = ["--timeout-graceful-shutdown", "2"]
+    if workers != 1:
+        args += ["--workers", str(workers)]  # the last --workers given counts
     try:
-        with uvicorn("amfkit.benchlab.apps:messaging", env=env, args=["--timeout-graceful-shutdown", "2"]) as server:
+        with uvicorn("amfkit.benchlab.apps:messaging", env=env, args=args) as server:
             yield server.port, server.pid
     finally:
         if server is not None and server.log:
@@ -158,18 +219,46 @@ def _missing_channel(channel: str) -> str | None:
     return None
 
 
+class _Brokers:
+    """The broker URLs of one run: a fresh shm:// name or Redis key prefix per server."""
+
+    def __init__(self, redis_url: str | None, redis_why: str) -> None:
+        self.redis_url = redis_url
+        self.redis_why = redis_why
+        self.n = 0
+
+    def url(self, broker: str) -> tuple[str | None, str]:
+        """(url, "") or (None, why not)."""
+        self.n += 1
+        tag = f"{os.getpid()}-{self.n}"
+        if broker == "memory":
+            return "memory://", ""
+        if broker == "shm":
+            return f"shm://bench-{tag}", ""
+        if self.redis_url is None:
+            return None, self.redis_why or "no Redis"
+        return handoff.with_prefix(self.redis_url, f"bench-{tag}:"), ""
+
+
+def _case_fields(broker: str, workers: int) -> dict[str, Any]:
+    """What tells a row of a shared broker or several workers from the default one."""
+    return {} if (broker, workers) == ("memory", 1) else {"scheme": broker, "workers": workers}
+
+
 # --------------------------------------------------------------------------- one channel
 
 
-def _run_channel(channel: str, options: Options, workdir: str, logs: list[str]) -> dict[str, Any]:
+def _run_channel(
+    channel: str, options: Options, workdir: str, logs: list[str], broker: str = "memory", url: str = "memory://", workers: int = 1
+) -> dict[str, Any]:
     """Start a server, run the load generator against it, return the channel's row (a
     failure is the row's `error`, never an exception)."""
-    row: dict[str, Any] = {"channel": channel, "consumers": options.consumers, "message": options.size}
+    row: dict[str, Any] = {"channel": channel, "consumers": options.consumers, "message": options.size, **_case_fields(broker, workers)}
     missing = _missing_channel(channel)
     if missing:
         row.update(check=False, error=missing)
         return row
-    env = {"AMFKIT_BENCH_POLL_WAIT": "0" if channel == "polling" else "25", "AMFKIT_BENCH_QUEUE_SIZE": "1000"}
+    env = {"AMFKIT_BENCH_POLL_WAIT": "0" if channel == "polling" else "25", "AMFKIT_BENCH_QUEUE_SIZE": "1000", "AMFKIT_BENCH_BROKER": url}
     spec = {
         "channel": channel,
         "consumers": options.consumers,
@@ -181,11 +270,12 @@ def _run_channel(channel: str, options: Options, workdir: str, logs: list[str]) 
         "poll_interval": options.poll_interval,
         "check_messages": options.check_messages,
     }
-    spec_path = os.path.join(workdir, f"{channel}.spec.json")
-    out_path = os.path.join(workdir, f"{channel}.out.json")
+    name = f"{channel}-{broker}-{workers}"
+    spec_path = os.path.join(workdir, f"{name}.spec.json")
+    out_path = os.path.join(workdir, f"{name}.out.json")
     limit = 60 + 6 * options.duration + options.consumers * 0.1
     try:
-        with _server(env, logs) as (port, pid):
+        with _server(env, logs, workers) as (port, pid):
             spec.update(port=port, server_pid=pid, out=out_path)
             with open(spec_path, "w", encoding="utf-8") as f:
                 json.dump(spec, f)
@@ -206,27 +296,234 @@ def _run_channel(channel: str, options: Options, workdir: str, logs: list[str]) 
     return row
 
 
+def _delivery_cases(options: Options) -> tuple[list[tuple[str, int]], list[str]]:
+    """The (broker, workers) pairs the delivery phases run, the default first; and why
+    the others do not."""
+    cases: list[tuple[str, int]] = []
+    skipped: list[str] = []
+    for broker in options.brokers:
+        for workers in options.workers:
+            if broker == "memory" and workers != 1:
+                skipped.append(f"memory:// with {workers} workers: each worker would have a broker of its own")
+            elif (broker, workers) not in cases:
+                cases.append((broker, workers))
+    cases.sort(key=lambda c: c != ("memory", 1))
+    return cases, skipped
+
+
+# --------------------------------------------------------------------------- idle
+
+
+def _cpu_of(pids: dict[int, float] | None) -> float:
+    return sum(pids.values()) if pids else 0.0
+
+
+def _idle(options: Options, workdir: str, logs: list[str], brokers: _Brokers, redis_pid: int | None) -> dict[str, Any]:
+    """Every idle case's server with its consumers parked, measured over one window."""
+    rows: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"clients": options.idle_clients, "channels": list(IDLE_CHANNELS), "rows": rows}
+    live: list[tuple[dict[str, Any], int, subprocess.Popen[str], str]] = []
+    with contextlib.ExitStack() as stack:
+        wanted: list[tuple[dict[str, Any], str, int, dict[str, str]]] = []
+        for broker, workers in options.idle_cases:
+            row: dict[str, Any] = {"scheme": broker, "workers": workers, "clients": options.idle_clients}
+            rows.append(row)
+            url, why = brokers.url(broker)
+            if url is None:
+                row.update(check=None, not_run=why)
+                continue
+            wanted.append((row, broker, workers, {"AMFKIT_BENCH_POLL_WAIT": "25", "AMFKIT_BENCH_QUEUE_SIZE": "1000", "AMFKIT_BENCH_BROKER": url}))
+        started = _start_servers(stack, [(env, workers) for _, _, workers, env in wanted], logs)
+        for (row, broker, workers, _), got in zip(wanted, started):
+            if isinstance(got, Exception):
+                row.update(check=False, error=str(got)[:600])
+                continue
+            port, pid = got
+            name = f"idle-{broker}-{workers}"
+            spec = {
+                "idle": True, "port": port, "server_pid": pid, "consumers": options.idle_clients, "channels": list(IDLE_CHANNELS),
+                "size": options.size, "out": os.path.join(workdir, f"{name}.out.json"),
+            }  # fmt: skip
+            spec_path = os.path.join(workdir, f"{name}.spec.json")
+            with open(spec_path, "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            err = stack.enter_context(tempfile.TemporaryFile(mode="w+"))
+            cmd = [sys.executable, "-m", "amfkit.benchlab.messaging", "--load-generator", spec_path]
+            gen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+            stack.callback(_reap, gen)
+            live.append((row, pid, gen, str(spec["out"])))
+            row["_err"] = err
+        # Every generator says "ready" once its consumers are subscribed.
+        deadline = time.monotonic() + 60 + options.idle_clients * 0.1
+        waiting = {gen.stdout.fileno(): (row, gen) for row, _, gen, _ in live if gen.stdout is not None}
+        with selectors.DefaultSelector() as sel:
+            for fd in waiting:
+                sel.register(fd, selectors.EVENT_READ)
+            while waiting and time.monotonic() < deadline:
+                for key, _ in sel.select(max(0.0, deadline - time.monotonic())):
+                    row, gen = waiting.pop(key.fd)
+                    sel.unregister(key.fd)
+                    assert gen.stdout is not None
+                    said = gen.stdout.readline().strip()
+                    if said != "ready":
+                        row["_failed"] = f"the consumers' process said {said or 'nothing'!r}"
+        for row, _ in waiting.values():
+            row["_failed"] = "the consumers were not subscribed in time"
+        measured = [(row, pid, gen, path) for row, pid, gen, path in live if "_failed" not in row]
+        before = {id(row): (_tree_cpu(pid), _tree_cpu(gen.pid)) for row, pid, gen, _ in measured}
+        redis_before = _stat(redis_pid) if redis_pid else None
+        t0 = time.perf_counter()
+        time.sleep(options.idle_duration)
+        wall = time.perf_counter() - t0
+        after = {id(row): (_tree_cpu(pid), _tree_cpu(gen.pid)) for row, pid, gen, _ in measured}
+        redis_after = _stat(redis_pid) if redis_pid else None
+        out["window_s"] = round(wall, 3)
+        if redis_before and redis_after:
+            out["redis_server_cpu"] = (redis_after[1] - redis_before[1]) / wall
+        for row, _, gen, path in live:
+            err = row.pop("_err")
+            failed = row.pop("_failed", None)
+            with contextlib.suppress(OSError, ValueError):
+                assert gen.stdin is not None
+                gen.stdin.write("stop\n")
+                gen.stdin.flush()
+            try:
+                gen.wait(30)
+            except subprocess.TimeoutExpired:
+                gen.kill()
+                gen.wait()
+            if id(row) in before:
+                (srv0, gen0), (srv1, gen1) = before[id(row)], after[id(row)]
+                workers_cpu = {p: srv1[p] - srv0.get(p, 0.0) for p in srv1}
+                row["server_cpu"] = _cpu_of(workers_cpu) / wall
+                row["processes"] = len(srv1)
+                row["per_process_cpu"] = sorted((v / wall for v in workers_cpu.values()), reverse=True)
+                row["client_cpu"] = (_cpu_of(gen1) - _cpu_of(gen0)) / wall
+            result: dict[str, Any] = {}
+            with contextlib.suppress(OSError, ValueError):
+                with open(path, encoding="utf-8") as f:
+                    result = json.load(f)
+            if failed or not result:
+                err.seek(0)
+                row.update(check=False, error=(failed or f"the consumers' process failed ({gen.returncode})") + f": {result.get('error') or err.read()[-400:]}")
+                continue
+            row.update({k: result[k] for k in ("setup_s", "channels", "broker", "errors", "error_count", "error") if k in result})
+            row["check"] = bool(result.get("check"))
+    out["ok"] = all(row.get("check") is not False for row in rows) and any(row.get("check") for row in rows)
+    return out
+
+
+def _start_servers(stack: contextlib.ExitStack, wanted: list[tuple[dict[str, str], int]], logs: list[str]) -> list[tuple[int, int] | Exception]:
+    """Start the servers side by side (each waits for its port), stopped side by side
+    when `stack` closes: (port, pid) for each, or why it did not start."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    servers = [_server(env, logs, workers) for env, workers in wanted]
+    if not servers:
+        return []
+
+    def enter(cm: Any) -> tuple[int, int] | Exception:
+        try:
+            started: tuple[int, int] = cm.__enter__()
+            return started
+        except RuntimeError as exc:
+            return exc
+
+    with ThreadPoolExecutor(len(servers)) as pool:
+        got = list(pool.map(enter, servers))
+    running = [cm for cm, g in zip(servers, got) if not isinstance(g, Exception)]
+
+    def stop_all() -> None:
+        with ThreadPoolExecutor(max(1, len(running))) as pool:
+            list(pool.map(lambda cm: cm.__exit__(None, None, None), running))
+
+    stack.callback(stop_all)
+    return got
+
+
+def _reap(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for f in (proc.stdin, proc.stdout):
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()
+
+
+# --------------------------------------------------------------------------- run
+
+
 def run(options: Options) -> dict[str, Any]:
-    machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "websockets"))
+    machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "websockets", "redis"))
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     logs: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
-        for i, channel in enumerate(options.channels):
-            if options.progress:
-                options.progress(f"{channel}: {options.consumers} consumers", i, len(options.channels))
-            rows.append(_run_channel(channel, options, workdir, logs))
-    report: dict[str, Any] = {
-        "experiment": NAME,
-        "summary": SUMMARY,
-        "ok": bool(rows) and all(row.get("check") for row in rows),
-        "options": options_dict(options),
-        "machine": machine,
-        "elapsed_s": round(time.perf_counter() - started, 3),
-        "results": rows,
-        "seed": SEED,
-        "server_log": logs,
-    }
+    report: dict[str, Any] = {"experiment": NAME, "summary": SUMMARY, "options": options_dict(options), "machine": machine}
+    cases, skipped = _delivery_cases(options) if "delivery" in options.parts else ([], [])
+    steps = (
+        [("handoff", None, None)] * ("handoff" in options.parts)
+        + [("idle", None, None)] * ("idle" in options.parts)
+        + [("delivery", case, channel) for case in cases for channel in options.channels if case == ("memory", 1) or channel != "polling"]
+    )
+    needs_redis = (
+        ("handoff" in options.parts)
+        or ("idle" in options.parts and any(b == "redis" for b, _ in options.idle_cases))
+        or any(b == "redis" for b, _ in cases)
+    )
+    with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
+        redis_url, redis_pid, redis_why = options.redis, None, ""
+        if needs_redis and redis_url is None:
+            redis_url, redis_pid, redis_why = stack.enter_context(handoff.local_redis())
+        report["redis"] = {"url": redis_url and handoff.shown_url(redis_url), "started": redis_pid is not None, "why_not": redis_why or None}
+        brokers = _Brokers(redis_url, redis_why)
+        for i, (part, case, channel) in enumerate(steps):
+            if part == "handoff":
+                if options.progress:
+                    options.progress("handoff: one message back and forth between two processes", i, len(steps))
+                h = handoff.Options(
+                    round_trips=options.handoff_round_trips,
+                    runs=options.handoff_runs,
+                    warmup=options.handoff_warmup,
+                    placements=options.handoff_placements,
+                    redis=redis_url,
+                )
+                report["handoff"] = handoff.run(h, redis_url, redis_why)
+                # The handoff's figures by case, where `amfkit bench compare` finds them.
+                report["handoff_times"] = {
+                    f"{r['transport']}, {r['size']}, {r['placement']}": {
+                        "total_ms": {"median_ms": r["total_ms"], "min_ms": r["total_min_ms"], "max_ms": r["total_max_ms"]},
+                        "round_trips_per_s": r["round_trips_per_s"],
+                    }
+                    for r in report["handoff"]["rows"]
+                    if "total_ms" in r
+                }
+            elif part == "idle":
+                if options.progress:
+                    options.progress(f"idle: {options.idle_clients} consumers parked, {options.idle_duration:g} s", i, len(steps))
+                report["idle"] = _idle(options, workdir, logs, brokers, redis_pid)
+            else:
+                assert case is not None and channel is not None
+                broker, workers = case
+                if options.progress:
+                    where = "" if case == ("memory", 1) else f" ({broker}://, {workers} worker{'s' * (workers > 1)})"
+                    options.progress(f"{channel}{where}: {options.consumers} consumers", i, len(steps))
+                url, why = brokers.url(broker)
+                if url is None:
+                    rows.append({"channel": channel, "consumers": options.consumers, "message": options.size, **_case_fields(broker, workers), "check": None, "not_run": why})
+                    continue
+                rows.append(_run_channel(channel, options, workdir, logs, broker, url, workers))
+    oks = [row.get("check") is not False for row in rows] + [bool(report[p]["ok"]) for p in ("handoff", "idle") if p in report]
+    report.update(
+        {
+            "ok": bool(steps) and all(oks) and (not rows or any(row.get("check") for row in rows)),
+            "elapsed_s": round(time.perf_counter() - started, 3),
+            "results": rows,
+            "skipped": skipped,
+            "seed": SEED,
+            "server_log": logs,
+        }
+    )
     report["goals"] = _goals(report)
     return report
 
@@ -234,15 +531,25 @@ def run(options: Options) -> dict[str, Any]:
 # --------------------------------------------------------------------------- goals and report
 
 
-def _row(report: dict[str, Any], channel: str) -> dict[str, Any] | None:
+def _row(report: dict[str, Any], channel: str, broker: str = "memory", workers: int = 1) -> dict[str, Any] | None:
+    want = _case_fields(broker, workers)
     for row in report["results"]:
-        if row["channel"] == channel:
+        if row["channel"] == channel and row.get("scheme") == want.get("scheme") and row.get("workers") == want.get("workers"):
             return row
     return None
 
 
+def _where(row: dict[str, Any]) -> str:
+    """A row's case: its channel, and its broker and workers when not the default."""
+    if "scheme" not in row:
+        return str(row["channel"])
+    return f"{row['channel']} ({row['scheme']}://, {row['workers']} worker{'s' * (row['workers'] > 1)})"
+
+
 def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
     goals: list[dict[str, Any]] = []
+    if "handoff" in report:
+        goals += report["handoff"]["goals"]
     for channel in ("websocket", "streaming"):
         row = _row(report, channel)
         if not row:
@@ -275,6 +582,27 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
             "value": f"{fmt_figure(median)} ms",
             "met": median < GOAL_MEDIAN_MS,
         })
+    for channel in ("streaming", "websocket", "long-poll"):
+        two = _row(report, channel, "shm", 2)
+        one = _row(report, channel) or _row(report, channel, "shm", 1)
+        if not (two and one and two.get("load") and one.get("load")):
+            continue
+        ratio = two["load"]["delivered_per_s"] / one["load"]["delivered_per_s"]
+        goals.append({
+            "goal": f"{channel}: --workers 2 on shm:// at least {GOAL_WORKERS_SPEEDUP:g}x one worker's messages/s at the most ({_where(one)})",
+            "value": f"{ratio:.2f}x ({two['load']['delivered_per_s']:,.0f} vs {one['load']['delivered_per_s']:,.0f}/s)",
+            "met": ratio >= GOAL_WORKERS_SPEEDUP,
+        })
+    idle = report.get("idle")
+    if idle:
+        for row in idle["rows"]:
+            if "server_cpu" in row:
+                goals.append({
+                    "goal": f"idle: {row['scheme']}://, {row['workers']} worker{'s' * (row['workers'] > 1)}, "
+                    f"{row['clients']} consumers parked: under {GOAL_IDLE_CORE:.0%} of a core",
+                    "value": f"{row['server_cpu']:.2%}",
+                    "met": row["server_cpu"] < GOAL_IDLE_CORE and bool(row.get("check")),
+                })
     return goals
 
 
@@ -284,6 +612,14 @@ def _ms(value: Any) -> str:
 
 def _cpu(phase: dict[str, Any]) -> str:
     return f"{phase['server_cpu']:.0%} / {phase['client_cpu']:.0%}"
+
+
+def _state(row: dict[str, Any]) -> str:
+    if row.get("check"):
+        return "ok"
+    if row.get("not_run"):
+        return f"not run: {row['not_run']}"
+    return f"FAILED {row.get('error', '')}".strip()
 
 
 def _summary_table(report: dict[str, Any]) -> Table:
@@ -303,7 +639,7 @@ def _summary_table(report: dict[str, Any]) -> Table:
         ll = load.get("latency") or {}
         rows.append(
             [
-                row["channel"],
+                _where(row),
                 row["consumers"],
                 _ms(fixed.get("median_ms")),
                 _ms(fixed.get("p99_ms")),
@@ -313,7 +649,7 @@ def _summary_table(report: dict[str, Any]) -> Table:
                 round(load["delivered_per_s"]) if load else "-",
                 _ms(ll.get("median_ms")),
                 _ms(ll.get("p99_ms")),
-                "ok" if row.get("check") else f"FAILED {row.get('error', '')}".strip(),
+                _state(row),
             ]
         )
     return Table(headers, rows)
@@ -333,7 +669,7 @@ def _phase_table(report: dict[str, Any]) -> Table:
             asked = f"{phase['target_per_s']:,.0f} msg/s" if key != "load" else f"{phase['window']} in flight"
             rows.append(
                 [
-                    row["channel"],
+                    _where(row),
                     f"{label}: {asked}",
                     phase["published"],
                     round(phase["delivered_per_s"]),
@@ -344,44 +680,90 @@ def _phase_table(report: dict[str, Any]) -> Table:
     return Table(["channel", "phase", "published", "delivered msg/s", "cpu srv / gen", "bytes/msg"], rows)
 
 
+def _handoff_table(report: dict[str, Any]) -> Table:
+    headers, rows = handoff.table(report["handoff"])
+    return Table(headers, rows)
+
+
+def _idle_table(report: dict[str, Any]) -> Table:
+    idle = report["idle"]
+    rows: list[list[Any]] = []
+    for row in idle["rows"]:
+        if "server_cpu" in row:
+            per = " + ".join(f"{v:.2%}" for v in row["per_process_cpu"]) if row.get("processes", 1) > 1 else "-"
+            rows.append([f"{row['scheme']}://", row["workers"], row["clients"], f"{row['server_cpu']:.2%}", per, f"{row['client_cpu']:.2%}", _state(row)])
+        else:
+            rows.append([f"{row['scheme']}://", row["workers"], row["clients"], "-", "-", "-", _state(row)])
+    return Table(["broker", "workers", "consumers parked", "server cpu (of a core)", "per process", "consumers' cpu", "check"], rows)
+
+
+def _idle_note(report: dict[str, Any]) -> str:
+    idle = report["idle"]
+    text = (
+        f"{idle['clients']} consumers ({', '.join(IDLE_CHANNELS)} in turn) parked on each server, nothing published, "
+        f"over the same {idle.get('window_s', 0):g} s window; server cpu: user + system time of all its processes "
+        "(uvicorn's supervisor and workers; per process: largest first)"
+    )
+    if idle.get("redis_server_cpu") is not None:
+        text += f"; the redis-server started for the run used {idle['redis_server_cpu']:.2%} of a core meanwhile"
+    return text + "."
+
+
 def format_report(report: dict[str, Any]) -> str:
     o = report["options"]
-    lines = [
-        f"amfkit bench messaging: {o['consumers']} consumers, {o['size']} InstrumentPrice messages, "
-        f"{o['duration']:g} s per phase; the most: {o['window']} messages kept in flight",
-        "",
-        "publish-to-delivery latency at two fixed rates (messages/s delivered in total), and the most delivered:",
-    ]
-    summary, phases = _summary_table(report), _phase_table(report)
-    lines += text_table(summary.headers, summary.rows, set(range(1, 10)))
-    lines += [""]
-    lines += text_table(phases.headers, phases.rows, {2, 3, 4, 5})
-    lines += [
-        "",
-        "1st / last copy: the median over the messages of the latency of each one's first and of its last copy;",
-        "cpu srv / gen: the server's and the load generator's CPU time over the phase's wall time (100%: a core);",
-        "bytes/msg: what the consumers read per copy delivered (frames, HTTP heads, poll answers).",
-    ]
-    for row in report["results"]:
-        if row.get("errors"):
-            lines.append(f"  {row['channel']}: {row.get('error_count', len(row['errors']))} errors, first: {row['errors'][0]}")
+    lines: list[str] = []
+    if "handoff" in report:
+        lines += handoff.format_report(report["handoff"]).splitlines()
+        lines += [""]
+    if "idle" in report:
+        idle = _idle_table(report)
+        lines += ["idle: the server's CPU with its consumers parked and nothing published:"]
+        lines += text_table(idle.headers, idle.rows, {1, 2, 3, 5})
+        lines += [_idle_note(report), ""]
+    if report["results"]:
+        lines += [
+            f"amfkit bench messaging: {o['consumers']} consumers, {o['size']} InstrumentPrice messages, "
+            f"{o['duration']:g} s per phase; the most: {o['window']} messages kept in flight",
+            "",
+            "publish-to-delivery latency at two fixed rates (messages/s delivered in total), and the most delivered:",
+        ]
+        summary, phases = _summary_table(report), _phase_table(report)
+        lines += text_table(summary.headers, summary.rows, set(range(1, 10)))
+        lines += [""]
+        lines += text_table(phases.headers, phases.rows, {2, 3, 4, 5})
+        lines += [
+            "",
+            "1st / last copy: the median over the messages of the latency of each one's first and of its last copy;",
+            "cpu srv / gen: the server's and the load generator's CPU time over the phase's wall time (100%: a core;",
+            "with several workers, all of them);",
+            "bytes/msg: what the consumers read per copy delivered (frames, HTTP heads, poll answers).",
+        ]
+        for row in report["results"]:
+            if row.get("errors"):
+                lines.append(f"  {_where(row)}: {row.get('error_count', len(row['errors']))} errors, first: {row['errors'][0]}")
+        for why in report.get("skipped", []):
+            lines.append(f"  not run: {why}")
+    else:
+        lines += [f"amfkit bench messaging: {', '.join(o['parts'])}"]
     lines += ["", "goals:"]
     for g in report["goals"]:
         lines.append(f"  {g['goal']}: {g['value']}: {'met' if g['met'] else 'NOT met'}")
-    lines += ["", f"anchor: {COMETD} (published, not measured here)."]
+    if report["results"]:
+        lines += ["", f"anchor: {COMETD} (published, not measured here)."]
     lines += machine_lines(report)
     return "\n".join(lines)
 
 
 def sections(report: dict[str, Any]) -> list[Section]:
     """One section: the table per channel (latency at both fixed rates, the most
-    delivered) and the table per phase (rates, CPU, bytes), charts of the messages/s and
-    of the latencies, the goals, the fan-out and CometD's figures (the anchor) as
-    findings, the article's need as its seed."""
+    delivered) and the table per phase (rates, CPU, bytes), then the handoff's table
+    (the worker messages article) and the idle one when they ran; charts of the
+    messages/s, of the latencies and of the round trips; the goals, the fan-out and
+    CometD's figures (the anchor) as findings, the articles' figures as its seed."""
     o = report["options"]
     rows = report["results"]
     charts = []
-    bars = [Bar(row["channel"], float(row["load"]["delivered_per_s"]), group=row["channel"]) for row in rows if row.get("load")]
+    bars = [Bar(_where(row), float(row["load"]["delivered_per_s"]), group=row.get("scheme", "memory")) for row in rows if row.get("load")]
     if bars:
         charts.append(Chart(f"messages delivered per second to {o['consumers']} consumers (higher is better)", "messages/s", bars))
     lat = []
@@ -391,48 +773,96 @@ def sections(report: dict[str, Any]) -> list[Section]:
             if p:
                 la = p["latency"]
                 label = f"at {p['target_per_s']:,.0f}/s" if key != "load" else "at the most"
-                lat.append(Bar(f"{row['channel']} {label}", float(la["median_ms"]), float(la["min_ms"]), float(la["p99_ms"]), group=row["channel"]))
+                lat.append(Bar(f"{_where(row)} {label}", float(la["median_ms"]), float(la["min_ms"]), float(la["p99_ms"]), group=row["channel"]))
     if lat:
         charts.append(Chart("publish-to-delivery latency: median, bar from the fastest copy to p99 (lower is better)", "ms", lat, log=True))
+    h = report.get("handoff")
+    if h:
+        trips = [
+            Bar(f"{r['transport']} {r['size']}", float(r["p50_us"]), float(r["min_us"]), float(r["p99_us"]), group=r["transport"])
+            for r in h["rows"] if "p50_us" in r
+        ]  # fmt: skip
+        if trips:
+            ref = [Bar("article: MessageChannel (Flash Player 11.9)", handoff.SEED["MessageChannel_ms"] * 1000 / handoff.SEED["round_trips"], group="article")]
+            charts.append(Chart("handoff: one round trip between two processes, median, bar from the fastest to p99 (lower is better)", "µs", trips, log=True, reference=ref))
     found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", [])]
-    found += [f"{row['channel']} FAILED: {row.get('error') or 'errors under load'}" for row in rows if not row.get("check")]
+    found += [f"{_where(row)} FAILED: {row.get('error') or 'errors under load'}" for row in rows if row.get("check") is False]
+    found += [f"{_where(row)}: not run ({row['not_run']})." for row in rows if row.get("not_run")]
     for row in rows:
         load, fixed = row.get("load"), row.get("fixed_rate")
         if fixed:
             fl = fixed["latency"]
             found.append(
-                f"{row['channel']} at {fixed['target_per_s']:,.0f}/s: a message's first copy arrives after "
+                f"{_where(row)} at {fixed['target_per_s']:,.0f}/s: a message's first copy arrives after "
                 f"{fmt_figure(fl['first_copy_ms'])} ms and its last after {fmt_figure(fl['last_copy_ms'])} ms (medians): "
                 f"the copies to the {row['consumers']} consumers leave the server one after another."
             )
         if load:
             found.append(
-                f"{row['channel']}: {load['delivered_per_s']:,.0f} messages/s delivered at most, the server using "
+                f"{_where(row)}: {load['delivered_per_s']:,.0f} messages/s delivered at most, the server using "
                 f"{load['server_cpu']:.0%} of a core and the load generator {load['client_cpu']:.0%}."
             )
-    found.append(f"The anchor, {COMETD}: published by CometD, not measured here.")
-    intro = (
-        f"One uvicorn worker serves the gateway; one load-generator process on the same machine runs "
-        f"{o['consumers']} raw Flex consumers (each its own client, small forms as Flex asks) and the publisher, "
-        "which calls a service publishing with context.publish. Latency runs from the server's clock just before each "
-        "publish to the moment the copy's bytes reach its consumer; every copy is checked for order and gaps, and the "
-        f"check phase also compares every body. Fixed rates: {o['rate']:,.0f} and {o['high_rate']:,.0f} messages/s "
-        f"delivered in total for {o['duration']:g} s each; the most: the publisher keeps {o['window']} messages in flight "
-        f"for {o['duration']:g} s. Plain polling (a reference) polls every {o['poll_interval'] * 1000:g} ms with "
-        f"{POLLING_WINDOW} messages in flight, half the queue bound: its interval limits it, not the window. "
-        f"The anchor: {COMETD}."
-    )
-    seed = [
-        f"{SEED['source']}: its application needed {SEED['need']}.",
-        f"its AMF3 InstrumentPrice Small/Medium/Large: {' / '.join(map(str, SEED['bytes']['AMF3']))} bytes.",
-    ]
-    tables = [_summary_table(report), _phase_table(report)]
-    return [Section("Messaging: delivery through the gateway", intro, tables, charts, seed=seed, findings=found)]
+    if h:
+        found += [f for f in handoff.findings(h) if not any(f.startswith(g["goal"]) for g in h["goals"])]
+    if report.get("idle"):
+        found.append(f"idle: {_idle_note(report)}")
+        found += [f"idle {row['scheme']}://, {row['workers']} workers: {_state(row)}" for row in report["idle"]["rows"] if not row.get("check")]
+    if rows:
+        found.append(f"The anchor, {COMETD}: published by CometD, not measured here.")
+    intro = ""
+    if rows:
+        intro = (
+            f"One uvicorn worker serves the gateway; one load-generator process on the same machine runs "
+            f"{o['consumers']} raw Flex consumers (each its own client, small forms as Flex asks) and the publisher, "
+            "which calls a service publishing with context.publish. Latency runs from the server's clock just before each "
+            "publish to the moment the copy's bytes reach its consumer; every copy is checked for order and gaps, and the "
+            f"check phase also compares every body. Fixed rates: {o['rate']:,.0f} and {o['high_rate']:,.0f} messages/s "
+            f"delivered in total for {o['duration']:g} s each; the most: the publisher keeps {o['window']} messages in flight "
+            f"for {o['duration']:g} s. Plain polling (a reference) polls every {o['poll_interval'] * 1000:g} ms with "
+            f"{POLLING_WINDOW} messages in flight, half the queue bound: its interval limits it, not the window. "
+            f"The anchor: {COMETD}."
+        )
+        if any("scheme" in row for row in rows):
+            intro += " Rows naming a broker and workers ran on that shared broker with that many uvicorn workers."
+    if h:
+        intro += (
+            f" Handoff (the worker messages article): two processes pass one message back and forth, "
+            f"{h['round_trips']:,} round trips, through each transport (every reply checked), the median of {h['runs']} runs; "
+            "the article's own figures were measured in Flash Player 11.9 on a 2013 Mac: compare ratios only."
+        )
+    if report.get("idle"):
+        intro += f" Idle: {_idle_note(report)}"
+    seed = []
+    if rows:
+        seed += [
+            f"{SEED['source']}: its application needed {SEED['need']}.",
+            f"its AMF3 InstrumentPrice Small/Medium/Large: {' / '.join(map(str, SEED['bytes']['AMF3']))} bytes.",
+        ]
+    if h:
+        seed += handoff.seed_lines()
+    tables = []
+    if rows:
+        tables += [_summary_table(report), _phase_table(report)]
+    if h:
+        tables.append(_handoff_table(report))
+    if report.get("idle"):
+        tables.append(_idle_table(report))
+    return [Section("Messaging: delivery through the gateway", intro.strip(), tables, charts, seed=seed, findings=found)]
+
+
+def _names(text: str, choices: tuple[str, ...], what: str, p: argparse.ArgumentParser) -> tuple[str, ...]:
+    picked = tuple(c for c in text.split(",") if c)
+    unknown = [c for c in picked if c not in choices]
+    if unknown or not picked:
+        p.error(f"unknown {what} {', '.join(unknown) or '(none)'}; choose from {', '.join(choices)}")
+    return picked
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
     p = argparse.ArgumentParser(prog="amfkit bench messaging", description=SUMMARY)
-    p.add_argument("--quick", action="store_true", help="10 consumers, 0.5 s per phase (a correctness run)")
+    p.add_argument(
+        "--quick", action="store_true", help="10 consumers, 0.5 s per phase, 1 handoff run on 2 cores, 1 s idle (a correctness run)"
+    )
     p.add_argument("--consumers", type=int, default=None, help=f"consumers, each its own client (default {GOAL_CONSUMERS}; --quick: 10)")
     p.add_argument("--duration", type=float, default=None, help="seconds per timed phase (default 5; --quick: 0.5)")
     p.add_argument("--channels", default=",".join(CHANNELS), help=f"which channels, comma-separated (default {','.join(CHANNELS)})")
@@ -441,16 +871,36 @@ def parse_options(argv: list[str] | None = None) -> Options:
     p.add_argument("--window", type=int, default=16, help="the most: messages kept in flight (default 16)")
     p.add_argument("--size", choices=("small", "medium", "large"), default="small", help="the InstrumentPrice message (default small)")
     p.add_argument("--poll-interval", type=float, default=0.1, help="plain polling: seconds between a consumer's polls (default 0.1)")
+    p.add_argument("--only", default=",".join(PARTS), help=f"which parts, comma-separated (default {','.join(PARTS)})")
+    p.add_argument(
+        "--brokers", default="memory",
+        help="delivery: brokers, comma-separated, from memory,shm,redis (default memory); each runs with every --workers count",
+    )  # fmt: skip
+    p.add_argument("--workers", default="1", help="delivery: uvicorn worker counts, comma-separated (default 1; memory:// runs with 1 only)")
+    p.add_argument("--redis", help="a Redis URL for the redis cases (default: start a redis-server on a free port for the run)")
+    p.add_argument("--handoff-runs", type=int, default=None, help="handoff: runs per transport and message (default 5; --quick: 1)")
+    p.add_argument("--handoff-round-trips", type=int, default=None, help="handoff: round trips per run (default 1000; --quick: 200)")
+    p.add_argument("--idle-clients", type=int, default=None, help="idle: consumers parked (default: --consumers)")
+    p.add_argument("--idle-duration", type=float, default=None, help="idle: seconds measured (default 10; --quick: 1)")
     p.add_argument("--json", dest="json_path", help="write the report as JSON")
     a = p.parse_args(argv)
-    channels = tuple(c for c in a.channels.split(",") if c)
-    unknown = [c for c in channels if c not in CHANNELS]
-    if unknown or not channels:
-        p.error(f"unknown channel(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(CHANNELS)}")
+    channels = _names(a.channels, CHANNELS, "channel(s)", p)
+    parts = _names(a.only, PARTS, "part(s)", p)
+    brokers = _names(a.brokers, BROKERS, "broker(s)", p)
+    try:
+        workers = tuple(int(w) for w in a.workers.split(",") if w)
+    except ValueError:
+        p.error(f"--workers takes counts, comma-separated, not {a.workers!r}")
     consumers = a.consumers if a.consumers is not None else (10 if a.quick else GOAL_CONSUMERS)
     duration = a.duration if a.duration is not None else (0.5 if a.quick else 5.0)
     if consumers < 1 or duration <= 0 or a.rate <= 0 or a.high_rate <= 0 or a.window < 1 or a.poll_interval <= 0:
         p.error("--consumers, --duration, --rate, --high-rate, --window and --poll-interval must be positive")
+    handoff_runs = a.handoff_runs if a.handoff_runs is not None else (1 if a.quick else 5)
+    round_trips = a.handoff_round_trips if a.handoff_round_trips is not None else (200 if a.quick else 1000)
+    idle_clients = a.idle_clients if a.idle_clients is not None else consumers
+    idle_duration = a.idle_duration if a.idle_duration is not None else (1.0 if a.quick else 10.0)
+    if not workers or min(workers) < 1 or handoff_runs < 1 or round_trips < 1 or idle_clients < 1 or idle_duration <= 0:
+        p.error("--workers, --handoff-runs, --handoff-round-trips, --idle-clients and --idle-duration must be positive")
     return Options(
         channels=channels,
         consumers=consumers,
@@ -463,6 +913,17 @@ def parse_options(argv: list[str] | None = None) -> Options:
         check_messages=20 if a.quick else 50,
         quick=a.quick,
         json_path=a.json_path,
+        parts=parts,
+        brokers=brokers,
+        workers=workers,
+        redis=a.redis,
+        handoff_runs=handoff_runs,
+        handoff_round_trips=round_trips,
+        handoff_warmup=20 if a.quick else handoff.WARMUP,
+        handoff_placements=handoff.PLACEMENTS[:1] if a.quick else handoff.PLACEMENTS,
+        idle_clients=idle_clients,
+        idle_duration=idle_duration,
+        idle_cases=IDLE_CASES_QUICK if a.quick else IDLE_CASES,
     )
 
 
@@ -791,10 +1252,10 @@ class _Frames:
 async def _start_streaming(consumer: _Consumer, port: int) -> None:
     from ..remoting.messages import AcknowledgeMessage, CommandMessage, Operation
 
-    conn = await _handshake(consumer, port)
-    consumer.transports[-1].close()  # the command connection: a new one holds the stream
-    stream = _HTTP(consumer.hub)
-    consumer.transports.append(await _connect(port, stream))
+    # Ping, subscribe, then open the stream on the same keep-alive connection: with
+    # several workers, a stream opened on a new connection may reach a worker that did
+    # not see the ping (which refuses it: a stream needs a greeted client).
+    stream = await _handshake(consumer, port)
     opened: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def on_value(value: Any, t: float) -> None:
@@ -816,7 +1277,6 @@ async def _start_streaming(consumer: _Consumer, port: int) -> None:
     if status != 200:
         raise RuntimeError(f"stream open: HTTP {status}")
     await asyncio.wait_for(opened, 10)
-    del conn
 
     async def watch() -> None:
         assert stream.waiter is not None
@@ -979,14 +1439,41 @@ class _Publisher:
 # --- the phases ---------------------------------------------------------------------------
 
 
-def _server_cpu(pid: int) -> float:
-    """The server process's user + system CPU seconds (Linux /proc; 0 elsewhere)."""
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, user + system CPU seconds of all its threads) of a process (Linux
+    /proc); None when it is gone or there is no /proc."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return None
+
+
+def _tree_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds of a process and of every process under it (uvicorn's supervisor
+    and its workers), by pid."""
+    stats: dict[int, tuple[int, float]] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = _stat(int(name))
+                if st is not None:
+                    stats[int(name)] = st
+    found: dict[int, float] = {}
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats and p not in found:
+            found[p] = stats[p][1]
+            todo += [c for c, (parent, _) in stats.items() if parent == p]
+    return found
+
+
+def _server_cpu(pid: int) -> float:
+    """The server's user + system CPU seconds: its process and those under it (0 where
+    there is no /proc)."""
+    return sum(_tree_cpu(pid).values())
 
 
 def _latency(samples: list[float], spans: dict[int, list[float]]) -> dict[str, float]:
@@ -1175,6 +1662,74 @@ async def _generate(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+async def _park(spec: dict[str, Any]) -> dict[str, Any]:
+    """The idle phase's consumers: subscribe them (the channels in turn), say "ready" on
+    standard output, stay parked until "stop" comes on standard input; then check that
+    nothing arrived and nothing failed."""
+    _message_types()
+    hub = _Hub(spec["size"])
+    port, n, mix = spec["port"], spec["consumers"], spec["channels"]
+    consumers = [_Consumer(i, hub) for i in range(n)]
+    out: dict[str, Any] = {"check": False, "channels": {c: sum(1 for i in range(n) if mix[i % len(mix)] == c) for c in mix}}
+    gate = asyncio.Semaphore(32)
+
+    async def start(c: _Consumer) -> None:
+        async with gate:
+            channel = mix[c.index % len(mix)]
+            if channel == "long-poll":
+                await _start_polling(c, port, None)
+            elif channel == "streaming":
+                await _start_streaming(c, port)
+            else:
+                await _start_websocket(c, port)
+
+    publisher = _Publisher(hub, port, spec["size"])
+    loop = asyncio.get_running_loop()
+    try:
+        t0 = time.perf_counter()
+        await asyncio.wait_for(asyncio.gather(*(start(c) for c in consumers)), 60)
+        await publisher.connect()
+        stats = await publisher.call("stats")
+        out["setup_s"] = round(time.perf_counter() - t0, 3)
+        if stats.get("consumers") != n:
+            raise RuntimeError(f"the broker holds {stats.get('consumers')} consumers, not {n}")
+        await asyncio.sleep(spec.get("settle", 0.5))  # the last subscribe's answers, parked polls
+        print("ready", flush=True)
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if line.strip() != "stop":
+            raise RuntimeError(f"told {line.strip()!r}, not stop")
+        if hub.delivered:
+            raise RuntimeError(f"{hub.delivered} messages arrived while nothing was published")
+        # A new connection: the server closed the idle one (its keep-alive timeout).
+        if publisher.conn.transport is not None:
+            publisher.conn.transport.close()
+        publisher = _Publisher(hub, port, spec["size"])
+        await publisher.connect()
+        stats = await publisher.call("stats")
+        if stats.get("consumers") != n:
+            raise RuntimeError(f"after the idle phase the broker holds {stats.get('consumers')} consumers, not {n}")
+        out["broker"] = stats
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"[:600]
+        print("failed", flush=True)
+    finally:
+        for c in consumers:
+            c.closed = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(publisher.disconnect([c.client_id for c in consumers if c.client_id != "nil"]), 10)
+        for c in consumers:
+            c.close()
+        if publisher.conn.transport is not None:
+            publisher.conn.transport.close()
+        await asyncio.sleep(0.05)
+    out["errors"] = hub.errors
+    out["error_count"] = hub.error_count
+    out["check"] = "error" not in out and hub.error_count == 0
+    if hub.error_count and "error" not in out:
+        out["error"] = f"{hub.error_count} errors while parked, first: {hub.errors[0]}"
+    return out
+
+
 def _load_generator(spec_path: str) -> int:
     """The load-generator process: run the phases against the server, write the results."""
     with open(spec_path, encoding="utf-8") as f:
@@ -1185,7 +1740,7 @@ def _load_generator(spec_path: str) -> int:
         runner: Any = uvloop.run
     except ImportError:
         runner = asyncio.run
-    result = runner(_generate(spec))
+    result = runner(_park(spec) if spec.get("idle") else _generate(spec))
     with open(spec["out"], "w", encoding="utf-8") as f:
         json.dump(result, f)
     return 0
