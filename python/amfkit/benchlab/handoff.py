@@ -19,7 +19,7 @@ then encodes what it decoded to send it back), as a broker does:
 - `mp.Pipe`: one duplex `multiprocessing.Pipe`, `send_bytes` / `recv_bytes`;
 - `os.pipe`: two raw pipes, each message one `os.write` of a 4-byte length and the
   bytes, read with `os.read`;
-- `shm`: `Broker.open("shm://bench-<pid>")`: A publishes to "ping" and receives on a
+- `shm`: `Broker.open("shm://bench-<pid>-...")`: A publishes to "ping" and receives on a
   `Subscriber` of "pong", B the reverse (each subscribes before the other may send: B
   says it is ready once subscribed). The broker encodes its message record (the body
   with its destination, headers, id and timestamp: one AMF3 value) and the subscriber
@@ -39,9 +39,9 @@ count of those it sent. A transport that fails a check is reported, not timed.
 Each transport, placement and size is reported by its median run (by total time): the
 total for the round trips, round trips per second (the article's "messages": 1000
 messages back and forth are 1000 round trips), the median and p99 of that run's round
-trips, and its speed against `mp.Queue`'s with the same placement in the same run. The article's figures (Flash Player 11.9 on a
-2013 Mac) are kept as its seed: only its ratio compares (its drop box 2.5x its
-MessageChannel; here the shm broker against `mp.Queue`).
+trips, and its speed against `mp.Queue`'s with the same placement in the same run. The
+article's figures (Flash Player 11.9 on a 2013 Mac) are kept as its seed: only its ratio
+compares (its drop box 2.5x its MessageChannel; here the shm broker against `mp.Queue`).
 
 Goal (issue 12): the shm broker at least 50x `mp.Queue`'s round trips per second with the
 one-character message (judged on two cores).
@@ -69,9 +69,9 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "GOAL_SPEEDUP", "PLACEMENTS", "SEED", "SIZES", "TRANSPORTS", "cpus", "Options", "format_report", "local_redis", "main", "parse_options", "run", "shown_url",
-    "with_prefix",
-]
+    "GOAL_SPEEDUP", "PLACEMENTS", "SEED", "SIZES", "TRANSPORTS", "Options", "cpus", "format_report", "local_redis", "main",
+    "parse_options", "run", "shown_url", "with_prefix",
+]  # fmt: skip
 
 #: Transports in report order: `mp.Queue` is the baseline.
 TRANSPORTS = ("mp.Queue", "mp.Pipe", "os.pipe", "shm", "redis")
@@ -271,7 +271,7 @@ def _b_end(kind: str, spec: Any) -> _End:
 
 
 def _pin(cpu: int | None) -> None:
-    """Run this process (its threads made from now on) on `cpu` only."""
+    """Run the calling thread (and the threads it starts from now on) on `cpu` only."""
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cpu})
 
@@ -451,18 +451,19 @@ def _wire(kind: str, body: str) -> int:
     return len(amf3.encode(body))
 
 
-def cpus(placement: str) -> tuple[int, int] | None:
-    """The CPUs of A and B for a placement; None when this process may not use two."""
+def cpus(placement: str) -> tuple[int | None, int | None] | None:
+    """The CPUs of A and B for a placement; None when this process may not use two;
+    (None, None) where processes cannot be pinned (left to the scheduler)."""
     try:
         allowed = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # no affinity here: leave it to the scheduler
-        return None
+    except (AttributeError, OSError):
+        return (None, None)
     if placement == "2 cores":
         return (allowed[0], allowed[1]) if len(allowed) > 1 else None
     return (allowed[0], allowed[0])
 
 
-def _transport(kind: str, url: str | None, options: Options, placement: str, where: tuple[int, int]) -> list[dict[str, Any]]:
+def _transport(kind: str, url: str | None, options: Options, placement: str, where: tuple[int | None, int | None]) -> list[dict[str, Any]]:
     """The rows of one transport, one per size, A and B on the CPUs `where` (a failure
     is each row's `error`)."""
     from .. import amf3
@@ -472,7 +473,7 @@ def _transport(kind: str, url: str | None, options: Options, placement: str, whe
         for size in options.sizes
     ]
     pair: _Pair | None = None
-    saved = os.sched_getaffinity(0)
+    saved = os.sched_getaffinity(0) if where[0] is not None else None
     try:
         _pin(where[0])
         pair = _Pair(kind, url, where[1])
@@ -525,7 +526,8 @@ def _transport(kind: str, url: str | None, options: Options, placement: str, whe
     finally:
         if pair is not None:
             pair.close()
-        os.sched_setaffinity(0, saved)
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
     return rows
 
 
@@ -706,7 +708,8 @@ def table(report: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     rows: list[list[Any]] = []
     for row in report["rows"]:
         label = f"{row['size']} ({row['body_bytes']} B AMF3)" if "body_bytes" in row else row["size"]
-        where = row["placement"] + (f" ({', '.join(map(str, row['cpus']))})" if row.get("cpus") else "")
+        pinned = row.get("cpus") or [None]
+        where = row["placement"] + (f" ({', '.join(map(str, pinned))})" if pinned[0] is not None else " (not pinned)" if "cpus" in row else "")
         if "total_ms" in row:
             ratio = row.get("vs_queue")
             rows.append(
