@@ -17,6 +17,7 @@ from amfkit.messaging import Broker, DuplicateSubscription, MemoryBroker, Messag
 from amfkit.messaging.broker import now_ms
 
 from blazeds_qa import BLAZEDS_QA  # tests/support
+from messaging_util import drained, msg
 
 
 def run(coro: Any) -> Any:
@@ -31,16 +32,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def msg(destination: str = "prices", body: Any = 1, subtopics: tuple[str, ...] = (), **headers: Any) -> Message:
-    return Message(destination, body, headers, subtopics)
-
-
-def drained(broker: Broker, client_id: str, **kw: Any) -> list[tuple[str, Any]]:
-    batch = run(broker.receive(client_id, **kw))
-    assert batch is not None
-    return [(d.consumer_id, d.message.body) for d in batch.deliveries]
 
 
 # --- opening ----------------------------------------------------------------------------

@@ -26,6 +26,8 @@ from amfkit.messaging.broker import now_ms
 from amfkit.messaging.shared import SharedBroker, open_store, release_store
 from amfkit.remoting.shared_sessions import SharedSessionStore
 
+from messaging_util import drained, msg  # tests/support
+
 _names = itertools.count()
 
 
@@ -33,29 +35,21 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def msg(destination: str = "prices", body: Any = 1, subtopics: tuple[str, ...] = (), **headers: Any) -> Message:
-    return Message(destination, body, headers, subtopics)
-
-
-def drained(broker: Broker, client_id: str, **kw: Any) -> list[tuple[str, Any]]:
-    batch = run(broker.receive(client_id, **kw))
-    assert batch is not None
-    return [(d.consumer_id, d.message.body) for d in batch.deliveries]
+def store_url(kind: str, request: pytest.FixtureRequest, tmp_path: Any, log_records: int | None = None) -> str:
+    """A fresh shared store's URL: shm in a temporary directory, or a Redis key prefix;
+    `log_records` bounds its logs."""
+    n = next(_names)
+    if kind == "shm":
+        url = f"shm://t{os.getpid()}-{n}?directory={tmp_path}"
+        return url if log_records is None else f"{url}&ring_records={log_records}"
+    url = f"{request.getfixturevalue('redis_server').url}?prefix=t{os.getpid()}-{n}:"
+    return url if log_records is None else f"{url}&log_records={log_records}"
 
 
 @pytest.fixture
 def shared_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    """A fresh shared store's URL: shm in a temporary directory, or a Redis key prefix."""
-    kind = request.param
-    n = next(_names)
-    if kind == "shm":
-        return f"shm://t{os.getpid()}-{n}?directory={tmp_path}"
-    server = request.getfixturevalue("redis_server")
-    return f"{server.url}?prefix=t{os.getpid()}-{n}:"
-
-
-def _open(url: str, **options: Any) -> Broker:
-    return Broker.open(url, **options)
+    """A shared store's URL; "memory" stands for itself (the in-process broker)."""
+    return "memory" if request.param == "memory" else store_url(request.param, request, tmp_path)
 
 
 @pytest.fixture
@@ -64,7 +58,7 @@ def open_broker(shared_url: str) -> Iterator[Any]:
     opened: list[Broker] = []
 
     def make(**options: Any) -> Broker:
-        broker = _open(shared_url, **options)
+        broker = Broker.open(shared_url, **options)
         opened.append(broker)
         return broker
 
@@ -91,11 +85,7 @@ def any_broker(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
 
         yield make
         return
-    n = next(_names)
-    if kind == "shm":
-        url = f"shm://t{os.getpid()}-{n}?directory={tmp_path}&ring_records=64"
-    else:
-        url = f"{request.getfixturevalue('redis_server').url}?prefix=t{os.getpid()}-{n}:&log_records=64"
+    url = store_url(kind, request, tmp_path, log_records=64)
 
     def make_shared(**options: Any) -> Broker:
         broker = Broker.open(url, **options)
@@ -293,8 +283,7 @@ def test_two_workers_draining_one_client_deliver_each_message_once(open_broker: 
 
 @SHARED
 def test_a_reader_that_falls_behind_is_told_how_many_it_lost(shared_url: str) -> None:
-    small = shared_url + ("&" if "?" in shared_url else "?") + ("ring_records=16" if shared_url.startswith("shm") else "log_records=16")
-    broker = Broker.open(small)
+    broker = Broker.open(shared_url + ("&ring_records=16" if shared_url.startswith("shm") else "&log_records=16"))
     try:
         run(broker.add_subscription("c", "k", "prices"))
         for i in range(40):

@@ -107,6 +107,20 @@ def subscribe(url: str, dsid: str, destination: str = "prices", **headers: Any) 
     return str(ack.clientId)
 
 
+def msg(destination: str = "prices", body: Any = 1, subtopics: tuple[str, ...] = (), **headers: Any) -> Any:
+    """A broker's message record with these headers."""
+    from amfkit.messaging import Message
+
+    return Message(destination, body, headers, subtopics)
+
+
+def drained(broker: Any, client_id: str, **kw: Any) -> list[tuple[str, Any]]:
+    """(consumer id, body) of what `broker.receive` drains for the client now."""
+    batch = asyncio.run(broker.receive(client_id, **kw))
+    assert batch is not None
+    return [(d.consumer_id, d.message.body) for d in batch.deliveries]
+
+
 def wait_until(condition: Callable[[], Any], timeout: float = 5.0, what: str = "the condition") -> None:
     deadline = time.monotonic() + timeout
     while not condition():

@@ -1644,23 +1644,8 @@ async def _generate(spec: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"[:600]
     finally:
-        for c in consumers:
-            c.closed = True
-        # Disconnect every client (its parked poll is answered, its stream ends) so that
-        # the server has nothing held when it is told to stop.
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(publisher.disconnect([c.client_id for c in consumers if c.client_id != "nil"]), 10)
-        for c in consumers:
-            c.close()
-        if publisher.conn.transport is not None:
-            publisher.conn.transport.close()
-        await asyncio.sleep(0.05)
-    out["errors"] = hub.errors
-    out["error_count"] = hub.error_count
-    out["check"] = "error" not in out and hub.error_count == 0
-    if hub.error_count and "error" not in out:
-        out["error"] = f"{hub.error_count} errors under load, first: {hub.errors[0]}"
-    return out
+        await _release(consumers, publisher)
+    return _verdict(out, hub, "under load")
 
 
 async def _park(spec: dict[str, Any]) -> dict[str, Any]:
@@ -1714,20 +1699,31 @@ async def _park(spec: dict[str, Any]) -> dict[str, Any]:
         out["error"] = f"{type(exc).__name__}: {exc}"[:600]
         print("failed", flush=True)
     finally:
-        for c in consumers:
-            c.closed = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(publisher.disconnect([c.client_id for c in consumers if c.client_id != "nil"]), 10)
-        for c in consumers:
-            c.close()
-        if publisher.conn.transport is not None:
-            publisher.conn.transport.close()
-        await asyncio.sleep(0.05)
+        await _release(consumers, publisher)
+    return _verdict(out, hub, "while parked")
+
+
+async def _release(consumers: list[_Consumer], publisher: _Publisher) -> None:
+    """Disconnect every client (its parked poll is answered, its stream ends) and close
+    the connections, so that the server has nothing held when it is told to stop."""
+    for c in consumers:
+        c.closed = True
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(publisher.disconnect([c.client_id for c in consumers if c.client_id != "nil"]), 10)
+    for c in consumers:
+        c.close()
+    if publisher.conn.transport is not None:
+        publisher.conn.transport.close()
+    await asyncio.sleep(0.05)
+
+
+def _verdict(out: dict[str, Any], hub: _Hub, when: str) -> dict[str, Any]:
+    """`out` with the load generator's errors and whether the phase checked out."""
     out["errors"] = hub.errors
     out["error_count"] = hub.error_count
     out["check"] = "error" not in out and hub.error_count == 0
     if hub.error_count and "error" not in out:
-        out["error"] = f"{hub.error_count} errors while parked, first: {hub.errors[0]}"
+        out["error"] = f"{hub.error_count} errors {when}, first: {hub.errors[0]}"
     return out
 
 

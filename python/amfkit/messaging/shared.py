@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import functools
 import logging
 import threading
 import time
@@ -38,8 +37,7 @@ from .._text import shown
 from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, now_ms
 from .logstore import LogStore, StoreError
-from .memory import _resolve, _resolve_all
-from .selector import Selector, compile_selector
+from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
 
@@ -184,11 +182,6 @@ def _open(url: str, app: str) -> LogStore:
 
 
 # --- matching ---------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1024)
-def _compiled(text: str) -> Selector | None:
-    return compile_selector(text) if text else None
 
 
 def _matches(subscriptions: list[Any], message: Message) -> bool:

@@ -93,7 +93,7 @@ class SharedSessionStore:
         session.modified = False
 
     def _write(self, session_id: str, data: dict[str, Any], new: bool) -> None:
-        if new:
+        if new and not self.remote:  # Redis expires its keys itself: nothing to prune
             self._creates += 1
             if self._creates % 64 == 1:
                 self._prune()
@@ -104,8 +104,8 @@ class SharedSessionStore:
             raise ValueError(f"the session could not be kept: {e}") from None
 
     def _prune(self) -> None:
-        """Remove expired sessions (every 64 creations of this process); a store with
-        expiry of its own (Redis) has none left to remove."""
+        """Remove expired sessions from shared memory (every 64 creations of this
+        process)."""
         now = self._clock()
         for key in self.store.keys(KEY):
             raw = self.store.get(key)
