@@ -182,6 +182,28 @@ def test_publish_through_one_worker_poll_through_the_other_and_log_in_once(serve
         assert not os.path.exists(segment), "the shared-memory segment outlived the server"
 
 
+@SHARED
+def test_a_stream_opens_on_a_worker_other_than_the_one_pinged(serve: Any, kind: str) -> None:
+    segment, store_url, running = serve(kind)
+    with running as url:
+        server = Server(url, store_url, segment)
+        crossed = False
+        for _ in range(30):
+            ping_pid, (ack,) = server.post(command(Op.CLIENT_PING))
+            dsid = str(ack.headers["DSId"])
+            with httpx.Client(timeout=10) as http, http.stream(
+                "POST",
+                url + "?command=open&version=1",
+                content=f"DSId={dsid}".encode(),
+                headers={"content-type": "application/x-www-form-urlencoded", "connection": "close"},
+            ) as r:
+                assert r.status_code == 200, r.read()
+                if int(r.headers["x-worker"]) != ping_pid:
+                    crossed = True
+                    break
+        assert crossed, "every stream opened on the worker that was pinged: the test proves nothing"
+
+
 PUBLISHER = """
 import sys
 from amfkit.messaging import Broker

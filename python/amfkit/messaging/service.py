@@ -6,6 +6,8 @@ server's own `publish` (docs/messaging.md).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -17,6 +19,8 @@ from .broker import Broker, Message, message_fields, now_ms
 from .clients import Clients
 from .destinations import Destination
 from .parking import Parking
+
+logger = logging.getLogger("amfkit.messaging")
 
 if TYPE_CHECKING:
     from ..remoting.packet import Body
@@ -220,8 +224,32 @@ class Messaging:
         }
 
     def greet(self, client_id: str, small: bool) -> None:
-        """A client pinged (or logged in): remember it, and whether it reads small forms."""
+        """A client pinged (or logged in): remember it, and whether it reads small forms;
+        with a shared broker, every worker learns it too (a stream may open on any)."""
         self.clients.greet(client_id, small=small)
+        note = getattr(self.broker, "note_greeting", None)
+        if note is not None:
+            try:
+                note(client_id, small)
+            except Exception as e:  # the ping is still answered; a stream may then need this worker
+                logger.warning("could not share the greeting of FlexClient %s: %s", shown(client_id), e)
+
+    async def knows(self, client_id: str) -> bool:
+        """Whether a client pinged this process, or (with a shared broker) any other."""
+        if self.clients.known(client_id):
+            return True
+        lookup = getattr(self.broker, "greeting", None)
+        if lookup is None:
+            return False
+        try:
+            small = await asyncio.to_thread(lookup, client_id)
+        except Exception as e:
+            logger.warning("could not look up FlexClient %s in the shared store: %s", shown(client_id), e)
+            return False
+        if small is None:
+            return False
+        self.clients.greet(client_id, small=small)
+        return True
 
     async def answer(self, request: Request, body: Body, message: AbstractMessage, client_id: str, principal: Principal | None, target: str) -> Answer:
         """The gateway's entry: the answer to a messaging command or a sent message."""

@@ -49,6 +49,7 @@ LOG = "d:"  # a destination's log
 CONTROL = "x:control"  # wake-ups between processes
 CLIENT = "c:"
 CONSUMER = "k:"
+GREETED = "g:"  # a FlexClient that pinged some worker: b"1" when it reads small forms
 
 #: Compare-and-set attempts on one client record before giving up (other workers
 #: changing the same client at the same moment).
@@ -352,6 +353,17 @@ class SharedBroker(Broker):
         return found, cursor, lost
 
     # --- subscriptions -------------------------------------------------------------------
+
+    def note_greeting(self, client_id: str, small: bool) -> None:
+        """A FlexClient pinged this process: every process may now open a stream for it
+        (the note lasts `client_timeout`)."""
+        self.store.put(GREETED + client_id, b"1" if small else b"0", self.client_timeout)
+
+    def greeting(self, client_id: str) -> bool | None:
+        """Whether a client pinged some process (None: not known), and whether it reads
+        small forms."""
+        raw = self.store.get(GREETED + client_id)
+        return None if raw is None else raw == b"1"
 
     def _client(self, client_id: str) -> tuple[bytes | None, _Record | None]:
         """The client's record as stored (for a compare-and-set) and decoded; a record

@@ -116,7 +116,7 @@ async def serve(settings: Settings, scope: dict[str, Any], receive: Receive, sen
     if messaging.closed:
         await _refuse(send, 503, "the server is shutting down")
         return
-    if not messaging.clients.known(client_id):
+    if not await messaging.knows(client_id):
         await _refuse(send, 400, f"unknown FlexClient id {shown(client_id)}: ping first (a CLIENT_PING CommandMessage)")
         return
     stream = Stream(messaging, client_id, send, default=settings.default)
