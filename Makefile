@@ -107,7 +107,7 @@ test-python: build system-deps bench-deps ## build, then run pytest against the 
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the system packages the tests use when missing (PostgreSQL and Redis servers, via apt-get)
+system-deps: ## install the servers the tests use when missing (PostgreSQL, Redis, memcached, nginx; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -149,6 +149,23 @@ system-deps: ## install the system packages the tests use when missing (PostgreS
 	  || { echo "error: apt-get could not install redis-server (the Redis tests need it)" >&2; exit 1; }; \
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
+	@# memcached (the asset store's memcached:// backend and cache) and nginx (the asset
+	@# benchmark's web server, and the tests that compare against it): one apt-get for both.
+	@missing=""; \
+	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
+	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
+	[ -z "$$missing" ] && exit 0; \
+	echo "not found (the tests start them):$$missing: installing"; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "error: no apt-get here: install$$missing yourself (on PATH), then run make again" >&2; exit 1; \
+	fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else echo "error: installing$$missing needs root: run 'sudo apt-get install -y$$missing', then make again" >&2; exit 1; \
+	fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing \
+	  || { echo "error: apt-get could not install$$missing" >&2; exit 1; }
 
 # Fuzzing: cargo-fuzz targets in crates/fuzz (outside the workspace; corpus, artifacts and
 # builds are git-ignored). `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS='packet sol'`.

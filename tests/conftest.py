@@ -29,6 +29,7 @@ if str(SUPPORT) not in sys.path:
 
 from repo import FIXTURES, ROOT  # noqa: E402  (tests/support/repo.py, after the path is set)
 from redis_server import redis_server  # noqa: E402,F401  (the session fixture: a real Redis server)
+from memcached_server import memcached_server  # noqa: E402,F401  (the session fixture: a real memcached server)
 
 try:
     from hypothesis import HealthCheck, settings
