@@ -10,12 +10,13 @@ from typing import Any, Awaitable, Callable
 
 from .. import _amfkit
 from .._text import MAX_SHOWN, clip, error_text
+from ..assets.store import Asset
 from . import flex, packet
 from .http import HTTPError
 from .messages import AbstractMessage
 from .packet import Body, Envelope, Header
 from .request import Answer, Request, Settings, fault_of
-from .services import Context, Fault, awaitable
+from .services import Context, Fault, awaitable, with_asset_bytes
 
 __all__ = ["CONTENT_TYPE", "CONTENT_TYPES", "Settings", "answer_message", "handle"]
 
@@ -54,7 +55,7 @@ async def handle(body: bytes, settings: Settings, *, query: str = "", receive: R
         else:
             answers.append(await _answer_call(request, target, response, value))
     await _finish(request)
-    return _encode(version, request.out_headers, answers, settings)
+    return await _encode(version, request.out_headers, answers, settings)
 
 
 async def answer_message(message: AbstractMessage, settings: Settings, *, push: bool = False) -> bytes:
@@ -72,6 +73,11 @@ async def answer_message(message: AbstractMessage, settings: Settings, *, push: 
         return _amfkit.amf3_encode(answer.body.value, default=default)
     except Exception:  # the reply cannot be written: a fault instead, as in a packet
         pass
+    if await _read_assets([answer], settings.debug):
+        try:
+            return _amfkit.amf3_encode(answer.body.value, default=default)
+        except Exception:
+            pass
     _make_encodable(answer, settings, lambda body: _amfkit.amf3_encode(body.value, default=default))
     return _amfkit.amf3_encode(answer.body.value, default=default)
 
@@ -143,6 +149,8 @@ async def _answer_plain(version: int, bodies: RawBodies, methods: list[Any], set
                 result = method.fn(*args)
                 if method.is_async or awaitable(result):
                     result = await result
+                if isinstance(result, Asset):
+                    result = await result.aread()
             else:
                 result = await call(target, args)  # raises the precise Fault
         except Exception as e:
@@ -154,7 +162,7 @@ async def _answer_plain(version: int, bodies: RawBodies, methods: list[Any], set
         return _amfkit.encode_packet(version, [], answers, default=settings.default)
     except Exception:  # the general encoder below finds the body that cannot be written
         pass
-    return _encode(version, [], [Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)], settings)
+    return await _encode(version, [], [Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)], settings)
 
 
 async def _answer_call(request: Request, target: str, response: str, value: Any) -> Answer:
@@ -194,16 +202,45 @@ def _fault_body(a: Answer, fault: Fault, debug: bool) -> Body:
     return status_body(a.response, fault, debug)
 
 
-def _encode(version: int, headers: list[Header], answers: list[Answer], settings: Settings) -> bytes:
+async def _encode(version: int, headers: list[Header], answers: list[Answer], settings: Settings) -> bytes:
     default = settings.default
     try:
         return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
     except Exception:  # an EncodeError, or an error raised by `default` or __writeamf__
         pass
+    if await _read_assets(answers, settings.debug):  # Assets in a list or dict result
+        try:
+            return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+        except Exception:
+            pass
     # Some result cannot be written: find it and answer a fault for that body only.
     for a in answers:
         _make_encodable(a, settings, lambda body: packet.encode(Envelope(version, [], [body]), default=default))
     return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+
+
+async def _read_assets(answers: list[Answer], debug: bool) -> bool:
+    """Replace the Assets in the items of list and tuple results and the values of dict
+    results (a Flex acknowledgement's body too) by their bytes; whether there were any.
+    An asset that cannot be read makes its body a fault."""
+    found = False
+    for a in answers:
+        value = a.body.value
+        message = value if isinstance(value, AbstractMessage) else None
+        try:
+            loaded = await with_asset_bytes(message.body if message is not None else value)
+        except Exception as e:
+            a.body = _fault_body(a, Fault.of(e, debug=debug), debug)
+            found = True
+            continue
+        if loaded is None:
+            continue
+        found = True
+        if message is not None:
+            message.body = loaded
+        else:
+            a.body = Body(a.body.target, a.body.response, loaded)
+    return found
 
 
 def _make_encodable(a: Answer, settings: Settings, encode: Callable[[Body], object]) -> None:

@@ -25,6 +25,9 @@ from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Princi
 from .sessions import SessionStore, open_session_store
 
 if TYPE_CHECKING:
+    from ..assets import AssetStore
+    from ..assets.fastpath import FileRoute
+    from ..assets.http import AssetServer
     from ..messaging import Messaging
 
 __all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
@@ -75,6 +78,15 @@ class Gateway:
       docs/messaging.md), and `context.publish` for services. Without it, subscribe and
       poll are answered with ErrorMessages, a streaming command with 400 and a WebSocket
       handshake with 403.
+    - `assets`: an `amfkit.assets.AssetStore`, or a URL for `AssetStore.open`: GET and
+      HEAD of `assets_path + "/<name>"` answer its assets (conditional requests,
+      ranges, large bodies streamed; `amfkit.assets.http`), other methods there 405.
+      Services may return an `Asset`: it is sent as its bytes.
+    - `assets_path`: where the assets are served (default "/assets").
+    - `assets_cache_control`: the `Cache-Control` of asset answers (default "public,
+      max-age=3600"; None: no such header).
+    - `assets_fast_path`: under `amfkit serve`, answer GET and HEAD of small assets of a
+      file system store from the HTTP protocol itself (`amfkit.assets.fastpath`).
     """
 
     def __init__(
@@ -97,6 +109,10 @@ class Gateway:
         understood_headers: Iterable[str] = (),
         default: Callable[[Any], Any] | None = None,
         messaging: Messaging | None = None,
+        assets: AssetStore | str | None = None,
+        assets_path: str = "/assets",
+        assets_cache_control: str | None = "public, max-age=3600",
+        assets_fast_path: bool = True,
     ) -> None:
         self.services = services if isinstance(services, Services) else Services(services)
         self.debug = bool(debug)
@@ -127,7 +143,25 @@ class Gateway:
         if messaging is not None and not callable(getattr(messaging, "answer", None)):
             raise TypeError("messaging must be an amfkit.messaging.Messaging")
         self.messaging = messaging
+        self.assets: AssetServer | None = None
+        #: What `amfkit serve`'s HTTP protocol answers small file assets with (None: nothing).
+        self.asset_fast_route: FileRoute | None = None
+        if assets is not None:
+            self._mount_assets(assets, assets_path, assets_cache_control, assets_fast_path)
         self._wsgi: _http.WSGIAdapter | None = None
+
+    def _mount_assets(self, store: AssetStore | str, path: str, cache_control: str | None, fast_path: bool) -> None:
+        from ..assets.filesystem import FileStore
+        from ..assets.http import AssetServer
+
+        server = AssetServer(store, path=path, cache_control=cache_control)
+        if self.path is not None and (self.path == server.path or server.under(self.path)):
+            raise ValueError(f"assets_path {shown(server.path)} and the gateway's path {shown(self.path)} overlap")
+        self.assets = server
+        if fast_path and isinstance(server.store, FileStore):
+            from ..assets.fastpath import FileRoute
+
+            self.asset_fast_route = FileRoute(server.store, server.path, cache_control)
 
     # --- the adapters ----------------------------------------------------------------
 
@@ -171,13 +205,18 @@ class Gateway:
                     return
                 receive = _replay(message, receive)
         elif kind == "http":
-            qs = scope.get("query_string")
-            if qs and b"command=" in qs and scope["method"] == "POST" and self._on_path(scope["path"]):
-                from ..messaging import streaming
+            method = scope["method"]
+            if method == "POST":
+                qs = scope.get("query_string")
+                if qs and b"command=" in qs and self._on_path(scope["path"]):
+                    from ..messaging import streaming
 
-                if streaming.command_of(qs.decode("latin-1")) is not None:
-                    await streaming.serve(self, scope, receive, send)
-                    return
+                    if streaming.command_of(qs.decode("latin-1")) is not None:
+                        await streaming.serve(self, scope, receive, send)
+                        return
+            elif (method == "GET" or method == "HEAD") and self.assets is not None and self.assets.under(scope["path"]):
+                await self.assets.asgi(scope, receive, send)
+                return
         elif kind == "websocket":
             await self._websocket(scope, receive, send)
             return
@@ -207,8 +246,11 @@ class Gateway:
         absent); None when it cannot (another path or protocol, a compressed or too
         large body)."""
         path = scope["path"]
-        if self.path is not None and path != self.path and path.rstrip("/") != self.path:
-            return None
+        if self.path is not None:
+            if path != self.path and path.rstrip("/") != self.path:
+                return None
+        elif self.assets is not None and self.assets.under(path):
+            return None  # any path but the assets' (405 from the core)
         accept = ""
         for k, v in scope["headers"]:
             if k == b"content-type":
@@ -227,7 +269,8 @@ class Gateway:
     def wsgi(self) -> _http.WSGIAdapter:
         """The WSGI application (one event loop per worker thread runs the async core)."""
         if self._wsgi is None:
-            self._wsgi = _http.WSGIAdapter(self._respond, self.max_body_size)
+            mount = (self.assets.prefix, self.assets.wsgi) if self.assets is not None else None
+            self._wsgi = _http.WSGIAdapter(self._respond, self.max_body_size, mount=mount)
         return self._wsgi
 
     # --- the HTTP core ---------------------------------------------------------------
@@ -239,8 +282,9 @@ class Gateway:
         headers: Mapping[str, str] | Iterable[tuple[str, str]],
         body: bytes,
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        """Answer one HTTP request. `path` may carry a query string; header names are
-        matched without regard to case. Returns (status, headers, body)."""
+        """Answer one HTTP request. `path` may carry a query string (and is
+        percent-encoded, as in a request line: it matters for asset names); header names
+        are matched without regard to case. Returns (status, headers, body)."""
         items = headers.items() if isinstance(headers, Mapping) else headers
         lowered: dict[str, str] = {}
         for k, v in items:
@@ -262,6 +306,9 @@ class Gateway:
         a parked poll then cannot see its client go away, and the channels that push are
         not served); `scheme` the request's URL scheme, for discovery."""
         where, _, query = path.partition("?")
+        assets = self.assets
+        if assets is not None and assets.under(where):  # answered whole, never compressed
+            return await assets.respond(method, where, headers)
         if not self._on_path(where):
             return _http.text_response(404, f"not found: {clip(where, MAX_SHOWN)} (the gateway answers at {self.path})")
         try:
@@ -311,6 +358,8 @@ class Gateway:
             else:
                 url = ws_url = path
             doc["messaging"] = self.messaging.describe(url, ws_url if push else None)
+        if self.assets is not None:
+            doc["assets"] = {"path": self.assets.path}
         return json.dumps(doc, default=str, ensure_ascii=False).encode("utf-8")
 
     async def _call_rpc(self, module: Any, name: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, str, bytes]:

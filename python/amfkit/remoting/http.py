@@ -50,6 +50,7 @@ logger = logging.getLogger("amfkit.gateway")
 Headers = list[tuple[str, str]]
 Response = tuple[int, Headers, bytes]
 Core = Callable[[str, str, Mapping[str, str], bytes], Awaitable[Response]]
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 class HTTPError(Exception):
@@ -470,11 +471,14 @@ class _ThreadLoop:
 class WSGIAdapter:
     """A WSGI application around an async core. Each worker thread runs the core on an
     event loop of its own (created on its first request, kept for the next ones), so
-    async services work under any WSGI host."""
+    async services work under any WSGI host. `mount` (prefix, app) hands GET and HEAD
+    requests under a path to another WSGI app (the gateway's assets: streamed bodies)."""
 
-    def __init__(self, core: Core, max_body_size: int) -> None:
+    def __init__(self, core: Core, max_body_size: int, *, mount: tuple[str, WSGIApp] | None = None) -> None:
         self.core = core
         self.max_body_size = max_body_size
+        #: (prefix, app): GET and HEAD requests whose path starts with prefix go to app.
+        self.mount = mount
         self._local = threading.local()
 
     def _run(self, awaitable: Awaitable[Response]) -> Response:
@@ -493,6 +497,9 @@ class WSGIAdapter:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET").upper()
         path = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+        mount = self.mount
+        if mount is not None and (method == "GET" or method == "HEAD") and path.startswith(mount[0]):
+            return mount[1](environ, start_response)
         qs = environ.get("QUERY_STRING")
         if qs:
             path = path + "?" + qs

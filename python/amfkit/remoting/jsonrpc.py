@@ -22,7 +22,7 @@ from typing import Any
 from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
 from .._values import iso_utc, js_iso, object_members, recordset_records
-from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
+from .services import DEFAULT_MAX_CALLS, Context, Fault, Services, with_asset_bytes
 
 __all__ = [
     "CONTENT_TYPE",
@@ -149,10 +149,20 @@ async def _answer(request: Any, services: Services, context: Context, debug: boo
     try:
         return _dumps({"jsonrpc": "2.0", "result": result, "id": reply_id})
     except Exception as e:  # TypeError, ValueError, RecursionError, a failing AMF round trip
-        data: dict[str, Any] = {"details": clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as JSON: {error_text(e)}")}
-        if debug:
-            data["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        return _error(reply_id, INTERNAL_ERROR, "Internal error", data)
+        error = e
+    try:
+        loaded = await with_asset_bytes(result)  # Assets in a list or dict: their bytes
+    except Exception as e:
+        return _fault_error(e, reply_id, debug)
+    if loaded is not None:
+        try:
+            return _dumps({"jsonrpc": "2.0", "result": loaded, "id": reply_id})
+        except Exception as e:
+            error = e
+    data: dict[str, Any] = {"details": clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as JSON: {error_text(error)}")}
+    if debug:
+        data["traceback"] = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return _error(reply_id, INTERNAL_ERROR, "Internal error", data)
 
 
 # --- errors --------------------------------------------------------------------------

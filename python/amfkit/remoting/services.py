@@ -21,11 +21,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._text import clip, error_text, shown
+from ..assets.names import InvalidAssetName
+from ..assets.store import Asset, AssetNotFound, AssetTooLarge
 
 #: Service errors are logged where the gateway logs.
 _log = logging.getLogger("amfkit.gateway")
 
-__all__ = ["INTERNAL_ERROR_MESSAGE", "Context", "Fault", "Method", "Principal", "Services", "requires"]
+__all__ = ["INTERNAL_ERROR_MESSAGE", "Context", "Fault", "Method", "Principal", "Services", "requires", "with_asset_bytes"]
 
 
 class Fault(Exception):
@@ -34,7 +36,9 @@ class Fault(Exception):
     Raise it from a service to choose what the client sees; any other exception becomes
     a fault with code `Server.Processing` and a fixed message, its own message and
     traceback going to the log (and to the client only in debug mode): an exception's
-    text can carry what a client must not see.
+    text can carry what a client must not see. The asset store's refusals are faults
+    with their own message: `AssetNotFound` (code `Asset.NotFound`), `InvalidAssetName`
+    (`Asset.InvalidName`) and `AssetTooLarge` (`Asset.TooLarge`).
 
     The message is cut to `amfkit._text.MAX_MESSAGE` characters (it may quote input).
     """
@@ -60,9 +64,37 @@ class Fault(Exception):
         as the message, or with its own message in debug mode."""
         if isinstance(error, Fault):
             return error
+        for kind, code in _ASSET_FAULTS:
+            if isinstance(error, kind):
+                _log.debug("asset fault %s: %s", code, error)
+                return cls(error_text(error), code=code)
         text = error_text(error)
         _log.error("error in a remoting call: %s", text, exc_info=error)
         return cls(text if debug else INTERNAL_ERROR_MESSAGE)
+
+
+#: The asset store's refusals a client is told about, with their fault codes.
+_ASSET_FAULTS = ((AssetNotFound, "Asset.NotFound"), (InvalidAssetName, "Asset.InvalidName"), (AssetTooLarge, "Asset.TooLarge"))
+
+
+async def with_asset_bytes(value: Any) -> Any:
+    """`value` with its `Asset`s replaced by their bytes (read from their store when not
+    loaded): `value` itself, the items of a list or tuple, or the values of a dict; None
+    when it holds none (nothing read). The protocols call it when a result cannot be
+    encoded: `Services.call` already turned a result that is an Asset into bytes."""
+    if isinstance(value, Asset):
+        return await value.aread()
+    kind = type(value)
+    if kind is list or kind is tuple:
+        if not any(isinstance(v, Asset) for v in value):
+            return None
+        items = [await v.aread() if isinstance(v, Asset) else v for v in value]
+        return items if kind is list else tuple(items)
+    if kind is dict:
+        if not any(isinstance(v, Asset) for v in value.values()):
+            return None
+        return {k: await v.aread() if isinstance(v, Asset) else v for k, v in value.items()}
+    return None
 
 
 #: The most calls one request may carry (AMF bodies, a JSON-RPC batch, an XML-RPC
@@ -363,7 +395,8 @@ class Services:
         context: Context | None = None,
         kwargs: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Look up, check access and arguments, and call; awaits async methods."""
+        """Look up, check access and arguments, and call; awaits async methods. A result
+        that is an `Asset` comes back as its bytes (read from its store if needed)."""
         method = self.lookup(target)
         if method.roles:
             self.authorize(method, context)
@@ -380,6 +413,8 @@ class Services:
             result = method.fn(*bound.args, **bound.kwargs)
         if method.is_async or awaitable(result):
             result = await result
+        if isinstance(result, Asset):
+            result = await result.aread()
         return result
 
     def authorize(self, method: Method, context: Context | None) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
 from .._values import naive_utc, object_members, recordset_records, split_millis, year_text
-from .services import DEFAULT_MAX_CALLS, Context, Fault, Services
+from .services import DEFAULT_MAX_CALLS, Context, Fault, Services, with_asset_bytes
 
 try:  # an optional dependency (amfkit[xmlrpc]); never replaced by an unprotected parser
     from defusedxml import ElementTree as _defused  # type: ignore[import-untyped]
@@ -121,18 +121,41 @@ async def _handle(body: bytes, services: Services, context: Context, debug: bool
     except Exception as e:
         return _fault_response(*_fault_of(e, debug))
     out: list[str] = [_HEAD, "<params><param>"]
-    try:
-        if type(result) is _Multi:  # system.multicall: its items are written already
-            out += ["<value><array><data>", *result, "</data></array></value>"]
-        else:
-            _write(result, out, 0, set())
-    except Exception as e:  # _Unwritable, RecursionError, an AMF round trip that fails
-        message = clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as XML-RPC: {error_text(e)}")
-        if debug:
-            message += "\n\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        return _fault_response(INTERNAL_ERROR, message)
+    if type(result) is _Multi:  # system.multicall: its items are written already
+        out += ["<value><array><data>", *result, "</data></array></value>"]
+    else:
+        try:
+            out += await _written(result, debug)
+        except _Failure as f:
+            return _fault_response(f.code, f.message)
+        except Exception as e:  # _Unwritable, RecursionError, an AMF round trip that fails
+            message = clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as XML-RPC: {error_text(e)}")
+            if debug:
+                message += "\n\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            return _fault_response(INTERNAL_ERROR, message)
     out.append("</param></params></methodResponse>")
     return "".join(out).encode("utf-8")
+
+
+async def _written(result: Any, debug: bool, depth: int = 0) -> list[str]:
+    """`result` as XML-RPC text; when it cannot be written and holds Assets (in a list
+    or dict), with their bytes. An asset that cannot be read raises `_Failure` (its
+    fault); what cannot be written the error `_write` raised."""
+    out: list[str] = []
+    try:
+        _write(result, out, depth, set())
+        return out
+    except Exception as e:
+        error = e
+    try:
+        loaded = await with_asset_bytes(result)
+    except Exception as e:
+        raise _Failure(*_fault_of(e, debug)) from None
+    if loaded is None:
+        raise error
+    out = []
+    _write(loaded, out, depth, set())
+    return out
 
 
 async def _call(method: str, params: list[Any], services: Services, context: Context, debug: bool) -> Any:
@@ -630,7 +653,9 @@ async def _one_of_many(call: Any, services: Services, context: Context, debug: b
         return _fault_struct(*_fault_of(e, debug))
     out = ["<value><array><data>"]
     try:
-        _write(result, out, 1, set())
+        out += await _written(result, debug, 1)
+    except _Failure as f:
+        return _fault_struct(f.code, f.message)
     except Exception as e:  # _Unwritable, RecursionError, an AMF round trip that fails
         return _fault_struct(INTERNAL_ERROR, clip(f"the result of {clip(method, MAX_SHOWN)} cannot be written as XML-RPC: {error_text(e)}"))
     out.append("</data></array></value>")
