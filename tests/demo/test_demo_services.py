@@ -473,7 +473,7 @@ def test_demo_app_is_built_lazily(monkeypatch, tmp_path):
     app = demo_app.app
     assert isinstance(app, Gateway) and demo_app.app is app
     assert (tmp_path / "lazy.sqlite3").exists()
-    assert set(app.services.names()) == {"ChatService", "EchoService", "InstrumentPriceService", "PageableResult", "TileService"}
+    assert set(app.services.names()) == {"AssetService", "ChatService", "EchoService", "InstrumentPriceService", "PageableResult", "TileService"}
     # The served demo runs its live price feed (amfkit.demo.live).
     assert set(app.messaging.destinations) == {"prices", "chat"}
     app.price_feed.stop()

@@ -41,8 +41,8 @@ def polled(gw, dsid):
     return reply.body if isinstance(reply, m.CommandMessage) else []
 
 
-def test_the_feed_quotes_each_pair_with_its_symbol_and_subtopic():
-    gw = build(messaging=_fast())
+def test_the_feed_quotes_each_pair_with_its_symbol_and_subtopic(tmp_path):
+    gw = build(tmp_path / "demo.sqlite3", messaging=_fast())
     everything = connect(gw, DSSubtopic="fx.*")
     eur_only = connect(gw, DSSubtopic="fx.*", DSSelector="symbol = 'EURUSD'")
     yen_topic = connect(gw, DSSubtopic="fx.jpy")
@@ -59,8 +59,8 @@ def test_the_feed_quotes_each_pair_with_its_symbol_and_subtopic():
     assert feed.published == 6
 
 
-def test_the_feed_thread_runs_until_stopped():
-    gw = build(messaging=_fast())
+def test_the_feed_thread_runs_until_stopped(tmp_path):
+    gw = build(tmp_path / "demo.sqlite3", messaging=_fast())
     dsid = connect(gw, DSSubtopic="fx.*")
     feed = PriceFeed(gw.messaging, interval=0.01).start()
     deadline = time.monotonic() + 5
@@ -73,8 +73,8 @@ def test_the_feed_thread_runs_until_stopped():
     assert feed.published == n  # stopped
 
 
-def test_clients_may_not_send_prices_but_may_chat():
-    gw = build(messaging=_fast())
+def test_clients_may_not_send_prices_but_may_chat(tmp_path):
+    gw = build(tmp_path / "demo.sqlite3", messaging=_fast())
     (ack,) = post(gw, command(Op.CLIENT_PING))
     dsid = ack.headers["DSId"]
     (ack,) = post(gw, command(Op.SUBSCRIBE, dsid, "chat"))

@@ -1,6 +1,6 @@
 """`amfkit`: the command line. `amfkit --help` lists the commands; docs/cli.md has them all.
 
-    amfkit decode | encode | sol | call | bench | serve ...   (amfkit COMMAND --help)
+    amfkit decode | encode | sol | call | bench | serve | assets ...   (amfkit COMMAND --help)
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
 read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
@@ -257,6 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's log level (default info)")
     serve.set_defaults(func=cmd_serve)
+
+    from .assets import add_parser as add_assets_parser
+
+    add_assets_parser(sub)
     return parser
 
 
@@ -513,6 +517,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.environ["AMFKIT_DEMO_DB"] = str(ensure_database())
         except OSError as e:
             raise CLIError(f"cannot create the demo database: {e}") from None
+    if args.demo:
+        # The demo's asset folder, one per port: every worker seeds and serves the same.
+        try:
+            from amfkit.demo.assets import ENV as ASSETS_ENV, default_path as demo_assets_path
+        except ImportError as e:
+            raise CLIError(f"cannot import the demo gateway (amfkit.demo.assets): {e}") from None
+        os.environ.setdefault(ASSETS_ENV, str(demo_assets_path(args.port)))
     if args.demo and args.workers > 1:
         # One shared-memory segment for the workers' messaging and sessions, named after
         # the port (two demo servers on one host keep apart).

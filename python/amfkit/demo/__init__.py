@@ -1,7 +1,8 @@
 """The demo: a gateway to try clients against, and a tour of the codec.
 
 - `app`: the demo gateway (`amfkit serve --demo`, `make run`);
-- `services`: its services; `data`: their SQLite tile database;
+- `services`: its services; `data`: their SQLite tile database; `assets`: its asset
+  folder (the seed 002 files of `seed002`, uploads) and `AssetService`;
 - `tour`: the codec on a sample graph and on `fixtures/` (`python -m amfkit.demo`,
   `make demo`).
 

@@ -1,10 +1,13 @@
 """The demo gateway (`amfkit serve --demo`, `make run`): the demo services behind a `Gateway`.
 
-`build(db_path=None, *, debug=False, feed=False, **options)` makes a new one (`options` go
-to `Gateway`), with the demo's messaging destinations `prices` and `chat`
-(`amfkit.demo.live`); `feed` starts the live price feed. `app` is the one `amfkit serve
+`build(db_path=None, *, debug=False, feed=False, assets=None, **options)` makes a new one
+(`options` go to `Gateway`), with the demo's messaging destinations `prices` and `chat`
+(`amfkit.demo.live`) and its asset store (`amfkit.demo.assets`: the seed 002 files and
+uploads, at GET /assets/NAME; `assets` is a store or a folder, by default
+`amfkit.demo.assets.default_path(db_path=db_path)`); `feed` starts the live price feed. `app` is the one `amfkit serve
 --demo` serves (`amfkit.demo.app:app`), built on first access, feed running: its database
-is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, and
+is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, its asset folder at
+`AMFKIT_DEMO_ASSETS` when set (`amfkit serve --demo` sets it), and
 `AMFKIT_DEMO_BODY_TIMEOUT` (seconds), when set, is its `body_timeout`;
 `AMFKIT_DEMO_SHARED` (a `shm://` or `redis://` URL, set by `amfkit serve --demo
 --workers N`), when set, holds its messaging and sessions. `python -m
@@ -21,25 +24,34 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 from .services import build_services
 
 if TYPE_CHECKING:
+    from ..assets import AssetStore
     from ..remoting.gateway import Gateway
 
 __all__ = ["app", "build", "main"]
 
 
 def build(
-    db_path: Optional[str | os.PathLike[str]] = None, *, debug: bool = False, feed: bool = False, **options: Any
+    db_path: Optional[str | os.PathLike[str]] = None,
+    *,
+    debug: bool = False,
+    feed: bool = False,
+    assets: AssetStore | str | os.PathLike[str] | None = None,
+    **options: Any,
 ) -> Gateway:
-    """A gateway serving the demo services (the tile database is created if needed) and
-    the demo's messaging destinations; `feed` starts the live price feed (a daemon thread,
+    """A gateway serving the demo services (the tile database is created if needed), the
+    demo's messaging destinations and its asset store (a folder, seeded with the seed 002
+    files if needed); `feed` starts the live price feed (a daemon thread,
     `gateway.price_feed`, stopped by `gateway.price_feed.stop()`)."""
     from ..remoting.gateway import Gateway
+    from . import assets as demo_assets
     from .live import PriceFeed, demo_messaging
 
     shared = os.environ.get("AMFKIT_DEMO_SHARED")
     if shared:  # several workers: messaging and sessions in the store they share
         options.setdefault("session_store", shared)
     options.setdefault("messaging", demo_messaging(broker=shared) if shared else demo_messaging())
-    gateway = Gateway(build_services(db_path), debug=debug, **options)
+    store = demo_assets.open_store(assets if assets is not None else demo_assets.default_path(db_path=db_path))
+    gateway = Gateway(build_services(db_path, assets=store), debug=debug, assets=store, **options)
     if feed and gateway.messaging is not None:
         gateway.price_feed = PriceFeed(gateway.messaging).start()  # type: ignore[attr-defined]
     return gateway
@@ -66,13 +78,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default=None, help="the tile database file (created when missing)")
+    parser.add_argument("--assets", default=None, metavar="DIR", help="the asset folder (default: demo-assets-PORT beside the database)")
     parser.add_argument("--debug", action="store_true", help="include tracebacks in faults")
     args = parser.parse_args(argv)
     try:
         import uvicorn
     except ImportError:
         parser.error("uvicorn is not installed: pip install 'amfkit[server]'")
-    gateway = build(args.db, debug=args.debug, feed=True)
+    from .assets import default_path as assets_path
+
+    gateway = build(args.db, debug=args.debug, feed=True, assets=args.assets or assets_path(args.port, args.db))
     print(f"amfkit demo gateway: http://{args.host}:{args.port}/gateway")
     uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -4,9 +4,11 @@
 1000 tiles from the demo database, `amfkit.demo.data`, in each of the article's shapes),
 `InstrumentPriceService` (the Protocol Buffers article's Small, Medium and Large messages
 as registered typed objects), `PageableResult` (the paging service of the pageable
-recordsets) and `ChatService` (a chat line published to the `chat` destination,
-`amfkit.demo.live`). `build_services(db_path)` returns them registered in an
-`amfkit.remoting.Services`; docs/gateway.md (The demo gateway) lists their methods.
+recordsets), `ChatService` (a chat line published to the `chat` destination,
+`amfkit.demo.live`) and, given an asset store, `AssetService` (upload, download and list
+files, `amfkit.demo.assets`). `build_services(db_path, assets=store)` returns them
+registered in an `amfkit.remoting.Services`; docs/gateway.md (The demo gateway) lists
+their methods.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import os
 import sqlite3
 import threading
 import weakref
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .._registry import register_class
 from ..data.recordset import Pager, PageableResultService, RecordSet
 from ..remoting.services import Context, Fault, Services
 from . import data as demo_data
+
+if TYPE_CHECKING:
+    from ..assets import AssetStore
 
 __all__ = [
     "DemoError",
@@ -330,19 +335,25 @@ class InstrumentPriceService:
 # --- all of them ----------------------------------------------------------------------
 
 
-def build_services(db_path: Optional[str | os.PathLike[str]] = None, *, pager: Optional[Pager] = None) -> Services:
+def build_services(
+    db_path: Optional[str | os.PathLike[str]] = None, *, pager: Optional[Pager] = None, assets: Optional[AssetStore] = None
+) -> Services:
     """The demo services in a `Services` registry; the tile database is created at
-    `db_path` (default: `amfkit.demo.data.default_path()`) when needed."""
+    `db_path` (default: `amfkit.demo.data.default_path()`) when needed; `AssetService`
+    is there when an asset store is given."""
     pager = pager if pager is not None else Pager()
-    return Services(
-        {
-            "EchoService": EchoService(),
-            "TileService": TileService(db_path, pager=pager),
-            "InstrumentPriceService": InstrumentPriceService(),
-            "PageableResult": PageableResultService(pager),
-            "ChatService": _chat_service(),
-        }
-    )
+    services: dict[str, Any] = {
+        "EchoService": EchoService(),
+        "TileService": TileService(db_path, pager=pager),
+        "InstrumentPriceService": InstrumentPriceService(),
+        "PageableResult": PageableResultService(pager),
+        "ChatService": _chat_service(),
+    }
+    if assets is not None:
+        from .assets import AssetService
+
+        services["AssetService"] = AssetService(assets)
+    return Services(services)
 
 
 def _chat_service() -> Any:
