@@ -52,6 +52,7 @@ EXPERIMENTS: dict[str, str] = {
     "instruments": "amfkit.benchlab.instruments",
     "gateway": "amfkit.benchlab.gateway",
     "messaging": "amfkit.benchlab.messaging",
+    "assets": "amfkit.benchlab.assets",
 }
 
 

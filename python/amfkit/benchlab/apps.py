@@ -13,6 +13,8 @@ does (`AMFKIT_DEMO_DB`); the messaging one reads `AMFKIT_BENCH_POLL_WAIT` (secon
 long-poll is held; 0: plain polling), `AMFKIT_BENCH_QUEUE_SIZE` and
 `AMFKIT_BENCH_BROKER` (the broker's URL: "memory://" unless told; "shm://NAME" or
 "redis://..." for a server of several workers).
+- `amfkit.benchlab.apps:assets` is the asset benchmark's server (seed 002): a `Gateway`
+  serving the store `AMFKIT_BENCH_ASSETS` names under /assets/.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from ..remoting.http import serve_lifespan
 from ..remoting.services import Context
 
-__all__ = ["MessagingBench", "bare", "echo_request", "echo_value", "messaging", "messaging_gateway", "py3amf_wsgi"]
+__all__ = ["MessagingBench", "assets", "bare", "echo_request", "echo_value", "messaging", "messaging_gateway", "py3amf_wsgi"]
 
 
 def echo_value() -> dict[str, Any]:
@@ -162,3 +164,27 @@ class _LazyMessaging:
 
 
 messaging = _LazyMessaging()
+
+
+
+def _assets_gateway() -> Any:
+    import json
+
+    from ..assets import AssetStore
+    from ..remoting import Gateway
+
+    options = json.loads(os.environ.get("AMFKIT_BENCH_ASSETS_OPTIONS") or "{}")
+    store = AssetStore.open(os.environ["AMFKIT_BENCH_ASSETS"], cache=os.environ.get("AMFKIT_BENCH_ASSETS_CACHE") or None, **options)
+    return Gateway({}, assets=store, assets_fast_path=os.environ.get("AMFKIT_BENCH_ASSETS_FAST", "1") != "0")
+
+
+def __getattr__(name: str) -> Any:
+    """`assets`, the asset benchmark's server: a `Gateway` with no services and the store
+    `AMFKIT_BENCH_ASSETS` names (with the cache `AMFKIT_BENCH_ASSETS_CACHE`, the store
+    options `AMFKIT_BENCH_ASSETS_OPTIONS` as JSON, and the file system fast path off when
+    `AMFKIT_BENCH_ASSETS_FAST` is 0), made when uvicorn imports it in each worker (a
+    Gateway object, so that amfkit's HTTP protocol finds its fast path)."""
+    if name == "assets":
+        gateway = globals()["assets"] = _assets_gateway()
+        return gateway
+    raise AttributeError(name)
