@@ -234,3 +234,33 @@ def test_unknown_scheme_and_repr_hide_passwords(tmp_path) -> None:
     s = AssetStore.open(str(tmp_path / "plain"))
     assert repr(s).startswith("FileStore('file://")
     s.close()
+
+
+def test_a_reader_may_preload_a_small_asset_in_the_same_trip(store: AssetStore) -> None:
+    from amfkit.assets.store import BytesReader
+
+    small, large = b"s" * 1000, os.urandom(200_000)
+    store.put("small.bin", small)
+    store.put("large.bin", large)
+
+    async def main() -> None:
+        for open_reader in (
+            lambda name, n: asyncio.sleep(0, store.open_reader(name, preload=n)),
+            lambda name, n: store.aopen_reader(name, preload=n),
+        ):
+            reader = await open_reader("small.bin", 1000)
+            try:
+                assert isinstance(reader, BytesReader) and reader.asset.size == 1000
+                assert reader.read(10, 5) == b"sssss" and await store.aread(reader, 0, 2000) == small
+            finally:
+                reader.close()
+            reader = await open_reader("large.bin", 1000)
+            try:
+                assert reader.asset.size == len(large)
+                assert await store.aread(reader, 199_990, 100) == large[-10:]
+            finally:
+                reader.close()
+            with pytest.raises(AssetNotFound):
+                await open_reader("missing.bin", 1000)
+
+    asyncio.run(main())

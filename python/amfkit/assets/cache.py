@@ -499,7 +499,7 @@ class CachedStore(AssetStore):
         info.store = self
         return info
 
-    async def aopen_reader(self, name: str) -> AssetReader:
+    async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
         name = check_name(name)
         hit, lease = await self._alookup(name)
         if hit is not None:
@@ -507,7 +507,8 @@ class CachedStore(AssetStore):
             hit.store = self
             return BytesReader(_meta(hit), hit.data)
         try:
-            reader = await self.durable.aopen_reader(name)
+            # What it fills the cache with comes in the same trip, where the store can.
+            reader = await self.durable.aopen_reader(name, preload=max(preload, self.max_cached if lease is not None else 0))
         except BaseException:
             await self._afill(name, lease, None)
             raise

@@ -444,7 +444,9 @@ class AssetServer:
         store = self.store
         for _ in (1, 2):  # once more when the asset was replaced between open and read
             try:
-                reader = await store.aopen_reader(name)
+                reader = await store.aopen_reader(name, preload=SMALL_BODY)
+            except AssetChanged:
+                continue  # replaced while its bytes were being read: again
             except (AssetError, OSError) as e:
                 await _send_all(send, self._failure(name, e))
                 return
@@ -510,7 +512,7 @@ class AssetServer:
         except AssetRequestError as e:
             return _text(e.status, e.message)
         try:
-            reader = await self.store.aopen_reader(name)
+            reader = await self.store.aopen_reader(name, preload=SMALL_BODY)
         except (AssetError, OSError) as e:
             return self._failure(name, e)
         try:
@@ -547,7 +549,7 @@ class AssetServer:
             if value is not None:
                 headers[key] = value
         try:
-            reader = self.store.open_reader(name)
+            reader = self.store.open_reader(name, preload=SMALL_BODY)
         except (AssetError, OSError) as e:
             status, out, body = self._failure(name, e)
             start_response(f"{status} {_REASONS[status]}", out)

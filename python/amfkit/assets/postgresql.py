@@ -46,7 +46,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolClosed, PoolTi
 
 from .._text import clip, shown
 from .names import check_name
-from .store import DEFAULT_MAX_SIZE, Asset, AssetChanged, AssetError, AssetReader, AssetStore, StoreUnavailable, content_etag, not_found
+from .store import DEFAULT_MAX_SIZE, Asset, AssetChanged, AssetError, AssetReader, AssetStore, BytesReader, StoreUnavailable, content_etag, not_found
 
 __all__ = ["PostgresStore", "PostgresReader"]
 
@@ -183,6 +183,10 @@ class PostgresStore(AssetStore):
         ).format(t=t)
         self._sql_stat = sql.SQL("SELECT size, etag, modified, content_type FROM {t} WHERE name = %s").format(t=t)
         self._sql_load = sql.SQL("SELECT size, etag, modified, content_type, data FROM {t} WHERE name = %s").format(t=t)
+        # The bytes too when there are at most so many (one round trip for a small asset).
+        self._sql_small = sql.SQL(
+            "SELECT size, etag, modified, content_type, CASE WHEN size <= %s THEN data END FROM {t} WHERE name = %s"
+        ).format(t=t)
         self._sql_delete = sql.SQL("DELETE FROM {t} WHERE name = %s").format(t=t)
         self._sql_names = sql.SQL('SELECT name FROM {t} WHERE starts_with(name, %s) ORDER BY name COLLATE "C"').format(t=t)
         self._sql_range = sql.SQL(
@@ -423,6 +427,16 @@ class PostgresStore(AssetStore):
     def _open(self, name: str) -> PostgresReader:
         return PostgresReader(self._stat(name), self)
 
+    def _small_reader(self, name: str, row: Any) -> AssetReader:
+        if row is None:
+            raise not_found(name)
+        if row[4] is not None:
+            return BytesReader(self._asset(name, row), bytes(row[4]))
+        return PostgresReader(self._asset(name, row), self)
+
+    def _open_small(self, name: str, limit: int) -> AssetReader:
+        return self._small_reader(name, self._run(lambda conn: conn.execute(self._sql_small, (limit, name), binary=True).fetchone()))
+
     def _delete(self, name: str) -> None:
         if self._run(lambda conn: conn.execute(self._sql_delete, (name,)).rowcount) == 0:
             raise not_found(name)
@@ -480,8 +494,13 @@ class PostgresStore(AssetStore):
         assert data is not None
         return data
 
-    async def aopen_reader(self, name: str) -> AssetReader:
-        return PostgresReader(await self.astat(name), self)
+    async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
+        if preload <= 0:
+            return PostgresReader(await self.astat(name), self)
+        name = check_name(name)
+        reader = self._small_reader(name, await self._afetch(self._sql_small, (preload, name), binary=True))
+        reader.asset.store = self
+        return reader
 
     async def aread(self, reader: AssetReader, offset: int, size: int) -> bytes:
         if isinstance(reader, PostgresReader):

@@ -446,8 +446,24 @@ class RedisStore(AssetStore):
         asset.store = self
         return asset
 
-    async def aopen_reader(self, name: str) -> AssetReader:
-        return RedisReader(self, await self.astat(name))
+    async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
+        if preload <= 0:
+            return RedisReader(self, await self.astat(name))
+        # The metadata and the first `preload` bytes in one transaction: one round trip.
+        name = check_name(name)
+        meta, key = self._keys(name)
+        with self._calling(f"open asset {shown(name)}"):
+            async with (await self._aredis()).client.pipeline(transaction=True) as pipe:
+                pipe.hmget(meta, "s", "e", "m", "t")
+                pipe.getrange(key, 0, preload - 1)
+                fields, head = await pipe.execute()
+        asset = self._asset(name, fields)
+        if asset is None:
+            raise not_found(name)
+        asset.store = self
+        if asset.size <= preload and len(head) == asset.size:
+            return BytesReader(asset, bytes(head))
+        return RedisReader(self, asset)
 
     async def aread(self, reader: AssetReader, offset: int, size: int) -> bytes:
         if isinstance(reader, BytesReader):

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._text import shown
-from .store import DEFAULT_MAX_SIZE, Asset, AssetChanged, AssetError, AssetReader, AssetStore, StoreUnavailable, content_etag, not_found, utc
+from .store import DEFAULT_MAX_SIZE, Asset, AssetChanged, AssetError, AssetReader, AssetStore, BytesReader, StoreUnavailable, content_etag, not_found, utc
 
 __all__ = ["SQLiteStore", "SQLiteReader"]
 
@@ -116,6 +116,8 @@ class SQLiteStore(AssetStore):
         )
         self._sql_stat = f"SELECT size, etag, modified, content_type FROM {q} WHERE name = ?"
         self._sql_load = f"SELECT size, etag, modified, content_type, data FROM {q} WHERE name = ?"
+        # The bytes too when there are at most so many (one query for a small asset).
+        self._sql_small = f"SELECT size, etag, modified, content_type, CASE WHEN size <= ? THEN data END FROM {q} WHERE name = ?"
         self._sql_delete = f"DELETE FROM {q} WHERE name = ?"
         self._sql_names = f"SELECT name FROM {q} WHERE name >= ? AND substr(name, 1, length(?)) = ? ORDER BY name"
         self._sql_rowid = f"SELECT rowid FROM {q} WHERE name = ? AND etag = ?"
@@ -192,9 +194,9 @@ class SQLiteStore(AssetStore):
             raise self._failed(e) from None
         return Asset(name, len(data), etag, utc(modified), content_type)
 
-    def _row(self, sql: str, name: str) -> Any:
+    def _row(self, sql: str, name: str, *first: Any) -> Any:
         try:
-            row = self._db().execute(sql, (name,)).fetchone()
+            row = self._db().execute(sql, (*first, name)).fetchone()
         except sqlite3.Error as e:
             raise self._failed(e) from None
         if row is None:
@@ -211,6 +213,11 @@ class SQLiteStore(AssetStore):
 
     def _open(self, name: str) -> SQLiteReader:
         return SQLiteReader(self._stat(name), self)
+
+    def _open_small(self, name: str, limit: int) -> AssetReader:
+        size, etag, modified, content_type, data = self._row(self._sql_small, name, limit)
+        asset = Asset(name, size, etag, utc(modified), content_type)
+        return BytesReader(asset, bytes(data)) if data is not None else SQLiteReader(asset, self)
 
     def _delete(self, name: str) -> None:
         try:

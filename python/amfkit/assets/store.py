@@ -316,6 +316,21 @@ class AssetStore:
         assert asset.data is not None
         return BytesReader(asset, asset.data)
 
+    def _open_small(self, name: str, limit: int) -> AssetReader:
+        """A reader whose asset's bytes are in memory already (a `BytesReader`) when it has
+        at most `limit` bytes; a backend that can read both in one go overrides this."""
+        reader = self._open(name)
+        size = reader.asset.size
+        if size > limit or isinstance(reader, BytesReader):
+            return reader
+        try:
+            data = reader.read(0, size)
+        finally:
+            reader.close()
+        if len(data) != size:
+            raise AssetChanged(f"asset {shown(name)} changed while being read")
+        return BytesReader(reader.asset, data)
+
     def close(self) -> None:
         """Release connections and threads (the store cannot be used afterwards)."""
         with self._executor_lock:
@@ -355,9 +370,12 @@ class AssetStore:
         asset.store = self
         return asset
 
-    def open_reader(self, name: str) -> AssetReader:
-        """A reader of the asset's current version, for ranged and streamed reads."""
-        reader = self._open(check_name(name))
+    def open_reader(self, name: str, *, preload: int = 0) -> AssetReader:
+        """A reader of the asset's current version, for ranged and streamed reads. When
+        the asset has at most `preload` bytes they are read at once, in the same trip to
+        the backend where it can (the reader is then a `BytesReader`: reads cost
+        nothing more)."""
+        reader = self._open_small(check_name(name), preload) if preload > 0 else self._open(check_name(name))
         reader.asset.store = self
         return reader
 
@@ -410,11 +428,13 @@ class AssetStore:
     async def astat(self, name: str) -> Asset:
         return await self._in_thread(lambda: self.stat(name))
 
-    async def aopen_reader(self, name: str) -> AssetReader:
-        return await self._in_thread(lambda: self.open_reader(name))
+    async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
+        return await self._in_thread(lambda: self.open_reader(name, preload=preload))
 
     async def aread(self, reader: AssetReader, offset: int, size: int) -> bytes:
-        """`reader.read(offset, size)` off the event loop."""
+        """`reader.read(offset, size)` off the event loop (at once for a `BytesReader`)."""
+        if isinstance(reader, BytesReader):
+            return reader.read(offset, size)
         return await self._in_thread(lambda: reader.read(offset, size))
 
     async def adelete(self, name: str) -> None:
