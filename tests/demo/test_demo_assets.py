@@ -102,6 +102,24 @@ def test_upload_download_list_through_the_gateway(demo):
     assert (folder / "uploads" / "pics" / "mine.png").read_bytes() == png
 
 
+def test_an_upload_a_browser_would_run_is_served_as_a_download(tmp_path):
+    gateway = demo_app.build(tmp_path / "tiles.sqlite3", assets=tmp_path / "assets")
+
+    async def go(http, client):
+        kinds = [
+            (await client.AssetService.upload("page.html", "<script>alert(1)</script>"))["content_type"],
+            (await client.AssetService.upload("pic.svg", "<svg onload='alert(1)'/>"))["content_type"],
+            (await client.AssetService.upload("x.png", b"<html>", "text/html"))["content_type"],
+            (await client.AssetService.upload("y.bin", b"x", "image/svg+xml"))["content_type"],
+        ]
+        served = await http.get("/assets/uploads/page.html")
+        return kinds, served
+
+    kinds, served = run(gateway, go)
+    assert kinds == ["application/octet-stream"] * 4
+    assert served.headers["content-type"] == "application/octet-stream" and served.headers["x-content-type-options"] == "nosniff"
+
+
 def test_upload_limits_through_the_gateway(demo):
     gateway, folder = demo
     assert (MAX_UPLOAD, MAX_UPLOADS) == (1024 * 1024, 100)

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..assets import Asset, AssetError, AssetNotFound, AssetStore, check_name
 from ..assets.names import check_content_type
+from ..assets.store import guess_type
 from ..remoting.services import Fault
 from . import data as demo_data, seed002
 
@@ -39,6 +40,9 @@ ENV = "AMFKIT_DEMO_ASSETS"
 UPLOADS = "uploads/"
 MAX_UPLOAD = 1024 * 1024
 MAX_UPLOADS = 100
+#: The content types an upload keeps (prefixes); any other is served as
+#: application/octet-stream (a download, never a page of the demo's origin).
+SAFE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "audio/", "video/", "text/plain", "application/octet-stream", "application/json", "application/x-amf")
 
 #: What `AssetService.list` returns.
 AssetList = list[dict[str, Any]]
@@ -107,7 +111,8 @@ class AssetService:
     async def upload(self, name: str, data: bytes | str, content_type: Optional[str] = None) -> dict[str, Any]:
         """Store `data` (a ByteArray, or text stored as UTF-8) as uploads/NAME (a name
         already under uploads/ is kept), at most 1 MiB; `content_type` defaults to what
-        the extension suggests. Past 100 uploads the oldest are removed. Returns the
+        the extension suggests (HTML, SVG, scripts and other types a browser would run
+        are stored as application/octet-stream). Past 100 uploads the oldest are removed. Returns the
         upload's metadata: {name, size, etag, modified, content_type}."""
         if isinstance(data, str):
             data = data.encode("utf-8")
@@ -119,6 +124,12 @@ class AssetService:
                 check_content_type(content_type)
             except ValueError as e:
                 raise Fault(str(e), code="Client.Argument") from None
+        # Anyone may upload to the demo, and its uploads are served from the gateway's
+        # own origin: nothing a browser would run there (HTML, SVG, scripts) is served
+        # as such.
+        kind = (content_type or guess_type(full)).split(";", 1)[0].strip().lower()
+        if not kind.startswith(SAFE_TYPES):
+            content_type = "application/octet-stream"
         asset = await self.store.aput(full, data, content_type=content_type)
         await asyncio.to_thread(self._prune, full)
         return metadata(asset)
