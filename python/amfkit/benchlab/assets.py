@@ -337,15 +337,16 @@ def format_report(report: dict[str, Any]) -> str:
         if not row.get("check"):
             rows.append([row["variant"], "-", "-", "-", "-", "-", "-", "FAILED " + row.get("error", "")])
             continue
+        ratio = (lambda key: f"{vs[key]:.2f}") if vs else (lambda key: "-")  # no nginx in this run
         rows.append(
             [
                 row["variant"],
                 f"{row['sequential_s']:.3f}",
                 f"{row['new_connection_s']:.3f}",
                 f"{row['rps']:,.0f}",
-                f"{vs.get('sequential', 0):.2f}",
-                f"{vs.get('new_connection', 0):.2f}",
-                f"{vs.get('rps', 0):.2f}",
+                ratio("sequential"),
+                ratio("new_connection"),
+                ratio("rps"),
                 "ok",
             ]
         )
