@@ -10,8 +10,9 @@ bounds its own error texts the same way (`amfkit_core::error`).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["MAX_SHOWN", "MAX_MESSAGE", "shown", "clip", "error_text"]
+__all__ = ["MAX_SHOWN", "MAX_MESSAGE", "shown", "shown_url", "clip", "error_text"]
 
 #: Characters of one input text shown in a message (names, targets, operations).
 MAX_SHOWN = 64
@@ -55,3 +56,22 @@ def error_text(error: BaseException, limit: int = MAX_MESSAGE) -> str:
     except Exception:
         text = type(error).__name__
     return clip(text, limit)
+
+
+def shown_url(url: str) -> str:
+    """A server's or store's URL for messages and `repr`: scheme, host, port and path;
+    never a user, a password or a query string. A URL without user information is shown
+    as written (`sqlite:////abs/path.db`)."""
+    bare = url.split("#", 1)[0].split("?", 1)[0]
+    scheme, sep, rest = bare.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return bare
+    try:
+        parts = urlsplit(bare)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port is not None else ""
+        return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+    except ValueError:
+        return scheme + "://?"

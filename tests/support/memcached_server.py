@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from amfkit.benchlab import daemons
+
 __all__ = ["MemcachedServer", "find_memcached", "memcached_server", "start_memcached"]
 
 HOST = "127.0.0.1"
@@ -40,19 +42,11 @@ STOP_TIMEOUT = 30.0
 
 def find_memcached() -> str | None:
     """The `memcached` executable; None if absent."""
-    found = shutil.which("memcached")
-    if found:
-        return found
-    for candidate in ("/usr/bin/memcached", "/usr/sbin/memcached", "/usr/local/bin/memcached"):
-        if Path(candidate).is_file():
-            return candidate
-    return None
+    return daemons.find_executable("memcached")
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+    return daemons.free_port()
 
 
 def _answers(port: int) -> bool:

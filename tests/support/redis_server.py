@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from amfkit.benchlab import daemons
+
 __all__ = ["RedisServer", "find_redis_server", "redis_server", "start_redis"]
 
 HOST = "127.0.0.1"
@@ -38,19 +40,11 @@ STOP_TIMEOUT = 30.0
 
 def find_redis_server() -> str | None:
     """The `redis-server` executable; None if absent."""
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    for candidate in ("/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"):
-        if Path(candidate).is_file():
-            return candidate
-    return None
+    return daemons.find_executable("redis-server")
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
+    return daemons.free_port()
 
 
 def _ping(port: int) -> bool:

@@ -474,11 +474,6 @@ class CachedStore(AssetStore):
         asset.store = self
         return asset
 
-    async def aget(self, name: str) -> bytes:
-        data = (await self.aload(name)).data
-        assert data is not None
-        return data
-
     async def astat(self, name: str) -> Asset:
         name = check_name(name)
         hit, lease = await self._alookup(name)

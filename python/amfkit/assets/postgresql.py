@@ -489,11 +489,6 @@ class PostgresStore(AssetStore):
         asset.store = self
         return asset
 
-    async def aget(self, name: str) -> bytes:
-        data = (await self.aload(name)).data
-        assert data is not None
-        return data
-
     async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
         if preload <= 0:
             return PostgresReader(await self.astat(name), self)

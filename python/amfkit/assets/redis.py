@@ -430,11 +430,6 @@ class RedisStore(AssetStore):
         asset.store = self
         return asset
 
-    async def aget(self, name: str) -> bytes:
-        data = (await self.aload(name)).data
-        assert data is not None
-        return data
-
     async def astat(self, name: str) -> Asset:
         name = check_name(name)
         meta, _ = self._keys(name)

@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Callable, ClassVar, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
-from .._text import shown
+from .._text import shown, shown_url
 from .names import check_content_type, check_name
 
 __all__ = [
@@ -86,24 +85,6 @@ def guess_type(name: str) -> str:
     """The media type a name's extension suggests (`application/octet-stream` if none)."""
     kind, _ = mimetypes.guess_type(name, strict=False)
     return kind or DEFAULT_CONTENT_TYPE
-
-
-def shown_url(url: str) -> str:
-    """A store URL for messages and `repr`: scheme, host, port and path; never a user, a
-    password or a query string."""
-    bare = url.split("#", 1)[0].split("?", 1)[0]
-    scheme, sep, rest = bare.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
-        return bare  # no user information: shown as written (sqlite:////abs/path.db)
-    try:
-        parts = urlsplit(bare)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port is not None else ""
-        return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
-    except ValueError:
-        return scheme + "://?"
 
 
 class Asset:
@@ -420,7 +401,9 @@ class AssetStore:
         return await self._in_thread(lambda: self.put(name, data, content_type=content_type))
 
     async def aget(self, name: str) -> bytes:
-        return await self._in_thread(lambda: self.get(name))
+        data = (await self.aload(name)).data
+        assert data is not None
+        return data
 
     async def aload(self, name: str) -> Asset:
         return await self._in_thread(lambda: self.load(name))

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PgServer", "find_bindir", "free_port", "memcached", "nginx", "postgres", "redis", "wait_for_port"]
+__all__ = ["PgServer", "find_bindir", "find_executable", "free_port", "memcached", "nginx", "postgres", "redis", "wait_for_port"]
 
 START_WAIT = 30.0
 PG_USER = "amfkit"
@@ -46,8 +46,13 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None, what: 
         time.sleep(0.02)
 
 
-def _executable(name: str, *candidates: str) -> str:
-    found = shutil.which(name) or next((c for c in candidates if os.path.isfile(c)), None)
+def find_executable(name: str) -> str | None:
+    """`name` on PATH, else in the system folders Debian installs servers to; None if absent."""
+    return shutil.which(name) or next((f"{d}/{name}" for d in ("/usr/bin", "/usr/sbin", "/usr/local/bin") if os.path.isfile(f"{d}/{name}")), None)
+
+
+def _executable(name: str) -> str:
+    found = find_executable(name)
     if found is None:
         raise RuntimeError(f"{name} not found: run `make system-deps` (apt-get install {name})")
     return found
@@ -77,7 +82,7 @@ def _process(argv: list[str], port: int, what: str, cwd: str | None = None) -> I
 @contextlib.contextmanager
 def redis() -> Iterator[str]:
     """A Redis server without persistence; yields its URL."""
-    exe = _executable("redis-server", "/usr/bin/redis-server")
+    exe = _executable("redis-server")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="amfkit-redis-") as base:
         argv = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", base]
@@ -88,7 +93,7 @@ def redis() -> Iterator[str]:
 @contextlib.contextmanager
 def memcached(memory_mb: int = 64) -> Iterator[str]:
     """A memcached server; yields its URL."""
-    exe = _executable("memcached", "/usr/bin/memcached")
+    exe = _executable("memcached")
     port = free_port()
     argv = [exe, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", str(memory_mb)]
     if os.geteuid() == 0:
@@ -101,7 +106,7 @@ def memcached(memory_mb: int = 64) -> Iterator[str]:
 def nginx(root: str, prefix: str = "/assets/", workers: int = 2) -> Iterator[int]:
     """nginx serving the folder `root` under `prefix` (sendfile on, no access log, the
     system's MIME types, long keep-alive); yields its port."""
-    exe = _executable("nginx", "/usr/sbin/nginx")
+    exe = _executable("nginx")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="amfkit-nginx-") as base:
         os.chmod(base, 0o755)

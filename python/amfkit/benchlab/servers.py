@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Iterator, Sequence
 
+from .daemons import free_port, wait_for_port
+
 __all__ = ["Server", "free_port", "uvicorn"]
-
-START_WAIT = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
@@ -52,16 +44,11 @@ def uvicorn(app: str, *, env: dict[str, str], args: Sequence[str] = ()) -> Itera
     proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
     server = Server(port, proc.pid)
     try:
-        deadline = time.monotonic() + START_WAIT
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"{app} did not start: {log.read().decode(errors='replace')[-2000:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{app} did not start within {START_WAIT:g} s")
-            time.sleep(0.02)
+        try:
+            wait_for_port(port, proc, app)
+        except RuntimeError as e:
+            log.seek(0)
+            raise RuntimeError(f"{app} did not start ({e}): {log.read().decode(errors='replace')[-2000:]}") from None
         yield server
     finally:
         proc.terminate()

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .._text import error_text, shown
+from .._text import error_text, shown, shown_url
 from .logstore import StoreError
 
 __all__ = ["RedisStore"]
@@ -92,19 +92,6 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in _GLOB else c for c in text)
 
 
-def _shown_url(url: str) -> str:
-    """The URL for a message: scheme, host, port, database; never a user or password."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port is not None else ""
-        return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
-    except ValueError:
-        return "redis://?"
-
-
 def _ttl_ms(ttl: float | None) -> int:
     """A ttl in whole milliseconds, at least 1 (0 or less: gone at once); 0 for none."""
     if ttl is None:
@@ -141,7 +128,7 @@ class RedisStore:
             raise ValueError(f"log_records must be a positive int, not {shown(log_records)}")
         if not socket_timeout > 0:
             raise ValueError(f"socket_timeout must be positive, not {shown(socket_timeout)}")
-        self.url = _shown_url(url)
+        self.url = shown_url(url)
         self.prefix = prefix
         self.log_records = log_records
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
