@@ -19,6 +19,7 @@ def test_quick_assets_benchmark(tmp_path, capsys):
         assert row["check"] and row["rps"] > 0 and row["errors"] == 0, row
         assert row["sequential_s"] > 0 and row["new_connection_s"] > 0
         assert row["vs_nginx"]["rps"] > 0
+        assert (row.get("large_mb_s", 0) > 0) == (row["variant"] in assets.LARGE_VARIANTS)
     goals = {g["goal"] for g in report["goals"]}
     assert "file system through amfkit >= 0.7x nginx (16 connections)" in goals
     assert "postgresql + memcached >= 0.8x amfkit's Python-side file route" in goals
