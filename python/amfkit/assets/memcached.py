@@ -30,23 +30,43 @@ back when it returns would serve what it held before, stale). Each server has a 
 `pool_size` connections (pymemcache's PooledClient) and every call has `timeout` seconds:
 a server down or hung gives StoreUnavailable, soon.
 
+The async reads (`aopen_reader`, `aread`, `aload`, `aget`, `astat`) and the async cache
+protocol (`acache_get`, `_lease`, `_fill`, `_release`, `_forget`) are native, on
+aiomcache (no thread): the same keys, records and commands as the sync path, so that
+each reads what the other wrote and honours the other's leases. Each event loop has its
+own connections (a connection belongs to the loop that made it), up to `pool_size` per
+server, running aiomcache's commands; every command has `timeout` seconds (a watchdog
+per loop cancels it within an eighth more), and a connection whose command failed or
+was cancelled (its reply may still come) is closed, never reused. They are closed when
+their loop shuts its async generators down (as `asyncio.run`, `asyncio.Runner` and
+uvloop do; a loop closed without that leaves them to the garbage collector, which
+warns), or by `aclose()` or `close()`. The conditional delete (an expired cas) is sent
+with an exptime long past rather than -1 (aiomcache refuses a negative one): memcached
+reads both the same. `aput`, `adelete`, `anames` and `acache_clear` (writes, listings)
+stay on the store's thread pool; so does every async method without aiomcache.
+
 As a cache (`AssetStore.open(url, cache="memcached://...")`, amfkit.assets.cache), the
 record may also be a lease (a token): see cache.py for the protocol.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import secrets
 import struct
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._text import error_text, shown
 from .cache import LEASE_TTL, from_us, now_us, to_us
+from .memcached_aio import _Call, _Connections, _LoopConnections, _UNCANCEL, aiomcache_commands
+from .names import check_name
 from .store import (
     DEFAULT_MAX_SIZE,
     Asset,
@@ -79,6 +99,17 @@ DEFAULT_PORT = 11211
 _ASSET = b"A"
 _LEASE = b"L"
 _HEADER = struct.Struct(">I")
+#: The exptime of the async path's conditional delete (an expired cas): more than 30 days,
+#: so an absolute time, long past: the item expires at once. memcached turns the sync
+#: path's -1 into this very value; aiomcache refuses a negative exptime.
+_EXPIRED = 60 * 60 * 24 * 30 + 1
+
+
+
+#: Record headers decoded, by their bytes (a header's fields are all its own: a record
+#: read again, unchanged, is not parsed again); emptied when it holds MAX_HEADERS.
+_HEADERS: dict[bytes, tuple[Any, int, str, datetime, str, str, int, int]] = {}
+MAX_HEADERS = 4096
 
 
 class _Record:
@@ -117,17 +148,33 @@ def _decode(raw: bytes | None, name: str) -> _Record | None:
     try:
         (length,) = _HEADER.unpack_from(raw, 1)
         end = 1 + _HEADER.size + length
-        header = json.loads(raw[1 + _HEADER.size : end].decode("utf-8"))
-        if header["n"] != name:
+        head = raw[1 + _HEADER.size : end]
+        fields = _HEADERS.get(head)
+        if fields is None:
+            header = json.loads(head.decode("utf-8"))
+            fields = (
+                header["n"],
+                int(header["s"]),
+                str(header["e"]),
+                from_us(int(header["m"])),
+                str(header["t"]),
+                str(header["v"]),
+                int(header["k"]),
+                int(header["c"]),
+            )
+            if len(_HEADERS) >= MAX_HEADERS:
+                _HEADERS.clear()
+            _HEADERS[head] = fields
+        listed, size, etag, modified, content_type, version, chunks, chunk_size = fields
+        if listed != name:
             return None
-        size, chunks = int(header["s"]), int(header["k"])
-        asset = Asset(name, size, str(header["e"]), from_us(int(header["m"])), str(header["t"]))
+        asset = Asset(name, size, etag, modified, content_type)
         inline = None
         if chunks == 0:
             inline = raw[end:]
             if len(inline) != size:
                 return None
-        return _Record(asset, str(header["v"]), chunks, int(header["c"]), inline)
+        return _Record(asset, version, chunks, chunk_size, inline)
     except (ValueError, KeyError, TypeError, struct.error, OverflowError):
         return None
 
@@ -154,11 +201,12 @@ def _parse_servers(netloc: str) -> list[tuple[str, int]]:
 class _Server:
     """One server's connection pool, at most `size` connections in use at once."""
 
-    def __init__(self, client: Any, size: int, name: str) -> None:
+    def __init__(self, client: Any, size: int, address: tuple[str, int]) -> None:
         self.client = client
         self.slots = threading.BoundedSemaphore(size)
-        self.name = name
-        self.weight_key = name.encode("utf-8")
+        self.host, self.port = address
+        self.name = f"{address[0]}:{address[1]}"
+        self.weight_key = self.name.encode("utf-8")
 
 
 class MemcachedStore(AssetStore):
@@ -201,6 +249,7 @@ class MemcachedStore(AssetStore):
         self.timeout = float(timeout)
         self.chunk_size = chunk_size
         self._errors: tuple[type[BaseException], ...] = (MemcacheError, OSError)
+        self.pool_size = pool_size
         self._servers = [
             _Server(
                 PooledClient(
@@ -212,11 +261,16 @@ class MemcachedStore(AssetStore):
                     default_noreply=False,
                 ),
                 pool_size,
-                f"{server[0]}:{server[1]}",
+                server,
             )
             for server in servers
         ]
         self._closed = False
+        # The async path (None without aiomcache: then the store's thread pool).
+        self._aio = aiomcache_commands()
+        self._aloops: dict[int, _LoopConnections] = {}
+        self._alock = threading.Lock()
+        self._closing: set[Any] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MemcachedStore:
@@ -237,13 +291,48 @@ class MemcachedStore(AssetStore):
         return cls(url.split("?", 1)[0], **query)
 
     def close(self) -> None:
-        self._closed = True
+        """Close the connections; the async ones of loops still open are closed on them
+        (or when they shut down)."""
+        with self._alock:
+            self._closed = True
+            loops = list(self._aloops.values())
+            self._aloops.clear()
         for server in self._servers:
             try:
                 server.client.close()
             except Exception:  # noqa: BLE001  (closing sockets: nothing to report)
                 pass
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for entry in loops:
+            closer, loop = entry.closer, entry.loop
+            if closer is None or loop.is_closed():
+                continue
+            coro = closer.aclose()
+            if loop is running:
+                task = loop.create_task(coro)
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+            elif loop.is_running():
+                asyncio.run_coroutine_threadsafe(coro, loop)
+            else:
+                with contextlib.suppress(Exception):
+                    loop.run_until_complete(coro)
         super().close()
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._alock:
+            entry = self._aloops.get(id(loop))
+            if entry is not None and entry.loop is loop:
+                del self._aloops[id(loop)]
+            else:
+                entry = None
+        if entry is not None and entry.closer is not None:
+            await entry.closer.aclose()
+        self.close()
 
     # --- plumbing --------------------------------------------------------------------
 
@@ -572,22 +661,266 @@ class MemcachedStore(AssetStore):
             for start in range(0, len(keys), 1000):
                 self._call(server, what, "delete_many", keys[start : start + 1000], noreply=False)
 
+    # --- async, native (aiomcache): what the sync methods above do, command for command
+
+    async def _aconnections(self, server: _Server) -> tuple[_LoopConnections, _Connections]:
+        """This event loop's connections (to `server`): made, and the loop's closer
+        started, on first use."""
+        loop = asyncio.get_running_loop()
+        entry = self._aloops.get(id(loop))
+        if entry is None or entry.loop is not loop:
+            entry = await self._aloop(loop)
+        connections = entry.servers.get(server)
+        if connections is None:
+            assert self._aio is not None
+            limit = max(2**16, self.chunk_size + 4096)  # a chunk's reply, buffered whole
+            connections = entry.servers[server] = _Connections(server, self.pool_size, limit, self._aio)
+        return entry, connections
+
+    async def _aloop(self, loop: asyncio.AbstractEventLoop) -> _LoopConnections:
+        with self._alock:
+            if self._closed:
+                raise StoreUnavailable(f"memcached {self.url}: the store is closed")
+            entry = self._aloops.get(id(loop))
+            if entry is not None and entry.loop is loop:
+                return entry
+            for key, old in list(self._aloops.items()):
+                if old.loop.is_closed():
+                    del self._aloops[key]  # shut down without closing its generators
+            entry = _LoopConnections(loop, self.timeout)
+            self._aloops[id(loop)] = entry
+        # An async generator started on the loop is closed by the loop's shutdown
+        # (`shutdown_asyncgens`), still on the loop: it closes the connections there.
+        entry.closer = self._acloser(entry)
+        await entry.closer.__anext__()
+        return entry
+
+    async def _acloser(self, entry: _LoopConnections) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            with self._alock:
+                if self._aloops.get(id(entry.loop)) is entry:
+                    del self._aloops[id(entry.loop)]
+            await entry.aclose()
+
+    async def _acall(self, server: _Server, what: str, command: str, *args: Any) -> Any:
+        """One aiomcache command on one server, within `timeout` seconds (connecting,
+        waiting for a free connection, and the reply), its failures as StoreUnavailable."""
+        if self._closed:
+            raise StoreUnavailable(f"memcached {self.url}: {what}: the store is closed")
+        aio = self._aio
+        assert aio is not None
+        entry, connections = await self._aconnections(server)
+        task = asyncio.current_task()
+        assert task is not None
+        call = _Call(entry.loop.time() + self.timeout, task)
+        entry.watch(call)
+        try:
+            return await connections.run(aio.commands[command], args)
+        except asyncio.CancelledError:
+            if not call.expired or (_UNCANCEL and task.uncancel() > call.cancelling):
+                raise  # cancelled by someone else (too)
+            raise StoreUnavailable(f"memcached {self.url}: {what} failed: no answer from {server.name} in {self.timeout:g} s") from None
+        except aio.errors as e:
+            raise StoreUnavailable(f"memcached {self.url}: {what} failed: {error_text(e)}") from None
+        finally:
+            entry.calls.discard(call)
+
+    async def _aon(self, key: str, what: str, command: str, *args: Any) -> Any:
+        return await self._acall(self._server(key), what, command, key.encode("ascii"), *args)
+
+    async def _aget_many(self, keys: Sequence[str], what: str) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        for ident, group in self._by_server(keys).items():
+            server = self._server_of(ident)
+            for start in range(0, len(group), BATCH):
+                batch = group[start : start + BATCH]
+                values = await self._acall(server, what, "multi_get", *(k.encode("ascii") for k in batch))
+                for key, value in zip(batch, values):
+                    if value is not None:
+                        found[key] = value
+        return found
+
+    async def _aforget_keys(self, keys: Sequence[str]) -> None:
+        """Delete keys, best-effort (a server that fails is left alone: its LRU)."""
+        for ident, group in self._by_server(keys).items():
+            server = self._server_of(ident)
+            try:
+                for key in group:
+                    await self._acall(server, "delete replaced chunks", "delete", key.encode("ascii"))
+            except StoreUnavailable:
+                pass  # left to memcached's LRU
+
+    async def _awrite_chunks(self, data: bytes, what: str) -> tuple[str, int]:
+        size = self.chunk_size
+        count = -(-len(data) // size)
+        version = secrets.token_hex(8)
+        keys = self._chunk_keys(version, range(count))
+        view = memoryview(data)
+        try:
+            for i, key in enumerate(keys):
+                if not await self._aon(key, what, "set", bytes(view[i * size : (i + 1) * size])):
+                    raise StoreUnavailable(f"memcached {self.url}: {what} failed: a chunk was not stored")
+        except BaseException:
+            await self._aforget_keys(keys)
+            raise
+        return version, count
+
+    async def _arecord_for(self, asset: Asset, data: bytes, what: str) -> tuple[bytes, list[str]]:
+        if len(data) <= self.chunk_size:
+            return _encode(asset, "", 0, self.chunk_size, data), []
+        version, count = await self._awrite_chunks(data, what)
+        return _encode(asset, version, count, self.chunk_size, None), self._chunk_keys(version, range(count))
+
+    async def _aread_chunks(self, record: _Record, first: int, last: int, what: str) -> list[bytes] | None:
+        keys = self._chunk_keys(record.version, range(first, last + 1))
+        found = await self._aget_many(keys, what)
+        if len(found) != len(keys):
+            return None
+        return [found[k] for k in keys]
+
+    async def _aread(self, name: str, what: str) -> Asset | None:
+        key = self._meta_key(name)
+        for _attempt in range(8):
+            raw = await self._aon(key, what, "get")
+            record = _decode(raw, name)
+            if record is None:
+                return None
+            if record.inline is not None:
+                return record.asset.with_data(record.inline)
+            chunks = await self._aread_chunks(record, 0, record.chunks - 1, what)
+            if chunks is not None:
+                data = b"".join(chunks)
+                if len(data) == record.asset.size:
+                    return record.asset.with_data(data)
+            again, token = await self._aon(key, what, "gets")
+            if again != raw:
+                continue  # replaced while being read: read the new version
+            if token is not None:
+                await self._aon(key, what, "cas", b"", token, _EXPIRED)
+            await self._aforget_keys(self._old_chunks(raw, name))
+            return None
+        raise AssetChanged(f"asset {shown(name)} kept changing while being read")
+
+    async def aload(self, name: str) -> Asset:
+        if self._aio is None:
+            return await super().aload(name)
+        name = check_name(name)
+        asset = await self._aread(name, f"read asset {shown(name)}")
+        if asset is None:
+            raise not_found(name)
+        asset.store = self
+        return asset
+
+    async def aget(self, name: str) -> bytes:
+        data = (await self.aload(name)).data
+        assert data is not None
+        return data
+
+    async def astat(self, name: str) -> Asset:
+        if self._aio is None:
+            return await super().astat(name)
+        name = check_name(name)
+        record = _decode(await self._aon(self._meta_key(name), f"stat asset {shown(name)}", "get"), name)
+        if record is None:
+            raise not_found(name)
+        record.asset.store = self
+        return record.asset
+
+    async def aopen_reader(self, name: str, *, preload: int = 0) -> AssetReader:
+        if self._aio is None:
+            return await super().aopen_reader(name, preload=preload)
+        name = check_name(name)
+        what = f"open asset {shown(name)}"
+        record = _decode(await self._aon(self._meta_key(name), what, "get"), name)
+        if record is None:
+            raise not_found(name)
+        record.asset.store = self
+        if record.inline is not None:
+            return BytesReader(record.asset, record.inline)  # read with its record
+        if record.asset.size > preload:
+            return MemcachedReader(self, record)
+        chunks = await self._aread_chunks(record, 0, record.chunks - 1, what)
+        data = b"".join(chunks) if chunks is not None else b""
+        if len(data) != record.asset.size:
+            raise AssetChanged(f"asset {shown(name)} was replaced, deleted or evicted while being read")
+        return BytesReader(record.asset, data)
+
+    async def aread(self, reader: AssetReader, offset: int, size: int) -> bytes:
+        if isinstance(reader, BytesReader):
+            return reader.read(offset, size)
+        if self._aio is None or not isinstance(reader, MemcachedReader) or reader._store is not self:
+            return await super().aread(reader, offset, size)
+        span = reader._span(offset, size)
+        if span is None:
+            return b""
+        first, last, end = span
+        chunks = await self._aread_chunks(reader._record, first, last, f"read asset {shown(reader.asset.name)}")
+        return reader._cut(chunks, first, offset, end)
+
     async def acache_get(self, name: str) -> Asset | None:
-        return await self._in_thread(lambda: self.cache_get(name))
+        if self._aio is None:
+            return await self._in_thread(lambda: self.cache_get(name))
+        asset = await self._aread(name, f"read cached asset {shown(name)}")
+        if asset is not None:
+            asset.store = self
+        return asset
 
     async def acache_lease(self, name: str, *, take_over: bool = False) -> str | None:
-        return await self._in_thread(lambda: self.cache_lease(name, take_over=take_over))
+        if self._aio is None:
+            return await self._in_thread(lambda: self.cache_lease(name, take_over=take_over))
+        key = self._meta_key(name)
+        what = f"lease cached asset {shown(name)}"
+        token = secrets.token_hex(8)
+        value = _LEASE + token.encode("ascii")
+        ttl = int(LEASE_TTL)
+        if not take_over:
+            return token if await self._aon(key, what, "add", value, ttl) else None
+        old = await self._aon(key, what, "get")
+        await self._aon(key, what, "set", value, ttl)
+        await self._aforget_keys(self._old_chunks(old, name))
+        return token
 
     async def acache_fill(self, asset: Asset, lease: str) -> bool:
-        return await self._in_thread(lambda: self.cache_fill(asset, lease))
+        if self._aio is None:
+            return await self._in_thread(lambda: self.cache_fill(asset, lease))
+        assert asset.data is not None
+        key = self._meta_key(asset.name)
+        what = f"fill cached asset {shown(asset.name)}"
+        current, token = await self._aon(key, what, "gets")
+        if current != _LEASE + lease.encode("ascii"):
+            return False
+        record, chunks = await self._arecord_for(asset, asset.data, what)
+        try:
+            stored = bool(await self._aon(key, what, "cas", record, token))
+        except BaseException:
+            await self._aforget_keys(chunks)
+            raise
+        if not stored:
+            await self._aforget_keys(chunks)
+        return stored
 
     async def acache_release(self, name: str, lease: str) -> None:
-        await self._in_thread(lambda: self.cache_release(name, lease))
+        if self._aio is None:
+            return await self._in_thread(lambda: self.cache_release(name, lease))
+        key = self._meta_key(name)
+        what = f"release cached asset {shown(name)}"
+        current, token = await self._aon(key, what, "gets")
+        if current == _LEASE + lease.encode("ascii"):
+            await self._aon(key, what, "cas", b"", token, _EXPIRED)
 
     async def acache_forget(self, name: str) -> None:
-        await self._in_thread(lambda: self.cache_forget(name))
+        if self._aio is None:
+            return await self._in_thread(lambda: self.cache_forget(name))
+        key = self._meta_key(name)
+        what = f"forget cached asset {shown(name)}"
+        old = await self._aon(key, what, "get")
+        await self._aon(key, what, "delete")
+        await self._aforget_keys(self._old_chunks(old, name))
 
     async def acache_clear(self) -> None:
+        # Deliberately in a thread: the LRU crawler's dump (aiomcache has no raw command).
         await self._in_thread(self.cache_clear)
 
     def __repr__(self) -> str:
@@ -604,16 +937,26 @@ class MemcachedReader(AssetReader):
         self._record = record
 
     def read(self, offset: int, size: int) -> bytes:
+        span = self._span(offset, size)
+        if span is None:
+            return b""
+        first, last, end = span
+        chunks = self._store._read_chunks(self._record, first, last, f"read asset {shown(self.asset.name)}")
+        return self._cut(chunks, first, offset, end)
+
+    def _span(self, offset: int, size: int) -> tuple[int, int, int] | None:
+        """(the first chunk, the last chunk, the end) of a read; None if it reads nothing."""
         if offset < 0 or size < 0:
             raise ValueError("offset and size are 0 or more")
         end = min(offset + size, self.asset.size)
         if offset >= end:
-            return b""
+            return None
         step = self._record.chunk_size
-        first, last = offset // step, (end - 1) // step
-        chunks = self._store._read_chunks(self._record, first, last, f"read asset {shown(self.asset.name)}")
+        return offset // step, (end - 1) // step, end
+
+    def _cut(self, chunks: list[bytes] | None, first: int, offset: int, end: int) -> bytes:
         if chunks is None:
             raise AssetChanged(f"asset {shown(self.asset.name)} was replaced, deleted or evicted while being read")
         data = b"".join(chunks)
-        base = first * step
+        base = first * self._record.chunk_size
         return data[offset - base : end - base]
