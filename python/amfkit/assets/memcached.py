@@ -52,7 +52,6 @@ record may also be a lease (a token): see cache.py for the protocol.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import secrets
@@ -68,6 +67,7 @@ from .cache import LEASE_TTL, from_us, now_us, to_us
 from .memcached_aio import _Call, _Connections, _LoopConnections, _UNCANCEL, aiomcache_commands
 from .names import check_name
 from .store import (
+    close_in_loops,
     DEFAULT_MAX_SIZE,
     Asset,
     AssetChanged,
@@ -302,24 +302,7 @@ class MemcachedStore(AssetStore):
                 server.client.close()
             except Exception:  # noqa: BLE001  (closing sockets: nothing to report)
                 pass
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for entry in loops:
-            closer, loop = entry.closer, entry.loop
-            if closer is None or loop.is_closed():
-                continue
-            coro = closer.aclose()
-            if loop is running:
-                task = loop.create_task(coro)
-                self._closing.add(task)
-                task.add_done_callback(self._closing.discard)
-            elif loop.is_running():
-                asyncio.run_coroutine_threadsafe(coro, loop)
-            else:
-                with contextlib.suppress(Exception):
-                    loop.run_until_complete(coro)
+        close_in_loops([(entry.closer, entry.loop) for entry in loops], self._closing)
         super().close()
 
     async def aclose(self) -> None:

@@ -42,6 +42,7 @@ from .._text import error_text, shown
 from .cache import LEASE_TTL, from_us, now_us, to_us
 from .names import check_name
 from .store import (
+    close_in_loops,
     DEFAULT_MAX_SIZE,
     Asset,
     AssetChanged,
@@ -265,24 +266,7 @@ class RedisStore(AssetStore):
             self._aclients.clear()
         with contextlib.suppress(Exception):
             self._pool.disconnect()
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for entry in entries:
-            closer, loop = entry.closer, entry.loop
-            if closer is None or loop.is_closed():
-                continue
-            coro = closer.aclose()
-            if loop is running:
-                task = loop.create_task(coro)
-                self._closing.add(task)
-                task.add_done_callback(self._closing.discard)
-            elif loop.is_running():
-                asyncio.run_coroutine_threadsafe(coro, loop)
-            else:
-                with contextlib.suppress(Exception):
-                    loop.run_until_complete(coro)
+        close_in_loops([(entry.closer, entry.loop) for entry in entries], self._closing)
         super().close()
 
     async def aclose(self) -> None:

@@ -449,5 +449,31 @@ class AssetStore:
         return name, data, content_type
 
 
+def close_in_loops(closers: list[tuple[Any, asyncio.AbstractEventLoop]], pending: set[Any]) -> None:
+    """From `close()`: run each async generator's `aclose()` in its own event loop (the
+    one its connections belong to): as a task when that loop is the running one (kept in
+    `pending` until done), thread-safely when it runs in another thread, to the end when
+    it is stopped; a closer None or a closed loop is skipped."""
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    for closer, loop in closers:
+        if closer is None or loop.is_closed():
+            continue
+        coro = closer.aclose()
+        if loop is running:
+            task = loop.create_task(coro)
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        elif loop.is_running():
+            asyncio.run_coroutine_threadsafe(coro, loop)
+        else:
+            try:
+                loop.run_until_complete(coro)
+            except Exception:  # noqa: BLE001  (closing connections: nothing to report)
+                pass
+
+
 def not_found(name: str) -> AssetNotFound:
     return AssetNotFound(f"no asset {shown(name)}")
