@@ -15,12 +15,14 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from .._text import MAX_SHOWN, clip, error_text, shown
 from . import amf, jsonrpc, xmlrpc
 from . import http as _http
 from .auth import Authenticator, authenticate, split_credentials
+from .request import Timings
 from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Principal, Services
 from .sessions import SessionStore, open_session_store
 
@@ -48,6 +50,9 @@ class Gateway:
 
     Options:
     - `debug`: send tracebacks in faults (never in production).
+    - `server_timing`: answer every POST with a `Server-Timing` header (decoding, each
+      call, encoding, gzip, total) and log the same at debug level; None (the default):
+      on with `debug`. Off, nothing is timed.
     - `authenticator(userid, password)`: sync or async, returns a `Principal` (or None to
       refuse; any other true value is taken as a principal named `userid` with no roles).
     - `gzip_threshold` / `gzip_level`: compress responses of at least this many bytes
@@ -94,6 +99,7 @@ class Gateway:
         services: Services | Mapping[str, Any],
         *,
         debug: bool = False,
+        server_timing: bool | None = None,
         authenticator: Authenticator | None = None,
         gzip_threshold: int | None = _http.DEFAULT_GZIP_THRESHOLD,
         gzip_level: int = _http.DEFAULT_GZIP_LEVEL,
@@ -116,6 +122,8 @@ class Gateway:
     ) -> None:
         self.services = services if isinstance(services, Services) else Services(services)
         self.debug = bool(debug)
+        #: Whether POST answers carry Server-Timing (decided here only).
+        self.server_timing = self.debug if server_timing is None else bool(server_timing)
         self.authenticator = authenticator
         if gzip_threshold is not None and gzip_threshold < 0:
             raise ValueError("gzip_threshold must be 0 or more (None turns gzip off)")
@@ -244,7 +252,9 @@ class Gateway:
     def _plain_post(self, scope: dict[str, Any]) -> str | None:
         """For a POST that can take the short path: its `Accept-Encoding` ("" when
         absent); None when it cannot (another path or protocol, a compressed or too
-        large body)."""
+        large body, or Server-Timing on: the general core times the phases)."""
+        if self.server_timing:
+            return None
         path = scope["path"]
         if self.path is not None:
             if path != self.path and path.rstrip("/") != self.path:
@@ -318,6 +328,8 @@ class Gateway:
 
                     if command_of(query) is not None:  # the ASGI app answers these itself
                         raise _http.HTTPError(400, "HTTP streaming needs the gateway's ASGI app (a response held open); use polling under WSGI")
+                if self.server_timing:
+                    return await self._timed_post(query, headers, body, receive)
                 status, ctype, out = await self._post(query, headers, body, receive)
             elif method == "GET":
                 status, ctype, out = 200, "application/json", self._discovery(where, headers.get("host"), scheme, push=receive is not None)
@@ -328,9 +340,41 @@ class Gateway:
         out, coding = _http.compress(out, headers.get("accept-encoding"), self.gzip_threshold, self.gzip_level)
         return status, [("content-type", ctype), *coding.text, ("content-length", str(len(out)))], out
 
-    async def _post(self, query: str, headers: Mapping[str, str], body: bytes, receive: Callable[[], Awaitable[Any]] | None = None) -> tuple[int, str, bytes]:
+    async def _timed_post(self, query: str, headers: Mapping[str, str], body: bytes, receive: Callable[[], Awaitable[Any]] | None) -> _http.Response:
+        """`_post` and the compression with each phase timed: the answer carries them as
+        `Server-Timing` (a refusal too), and they are logged at debug level."""
+        timings = Timings()
+        try:
+            status, ctype, out = await self._post(query, headers, body, receive, timings)
+        except _http.HTTPError as e:
+            status, out_headers, out = e.response()
+            return status, [*out_headers, ("server-timing", self._timing_header(timings, status))], out
+        timings.encoded_around_calls()  # JSON-RPC, XML-RPC (AMF times its encoding itself)
+        started = perf_counter()
+        sent, coding = _http.compress(out, headers.get("accept-encoding"), self.gzip_threshold, self.gzip_level)
+        if sent is not out:
+            timings.gzip = perf_counter() - started
+        timing = self._timing_header(timings, status)
+        return status, [("content-type", ctype), *coding.text, ("content-length", str(len(sent))), ("server-timing", timing)], sent
+
+    @staticmethod
+    def _timing_header(timings: Timings, status: int) -> str:
+        """The Server-Timing value of `timings`, logged at debug level."""
+        metrics = timings.metrics()
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("timings of a POST (%d): %s", status, Timings.log_line(metrics))
+        return Timings.header(metrics)
+
+    async def _post(
+        self,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        receive: Callable[[], Awaitable[Any]] | None = None,
+        timings: Timings | None = None,
+    ) -> tuple[int, str, bytes]:
         """A POST's body to its protocol: AMF for its content types or none, else JSON-RPC
-        or XML-RPC by theirs; 415 for any other."""
+        or XML-RPC by theirs; 415 for any other. `timings`: see `Timings`."""
         if len(body) > self.max_body_size:
             raise _http.too_large(self.max_body_size)
         encoding = headers.get("content-encoding")
@@ -338,12 +382,12 @@ class Gateway:
             body = _http.inflate(body, encoding, self.max_body_size)
         kind = _http.media_type(headers.get("content-type"))
         if not kind or kind in _AMF_TYPES:
-            return 200, amf.CONTENT_TYPE, await amf.handle(body, self, query=query, receive=receive)
+            return 200, amf.CONTENT_TYPE, await amf.handle(body, self, query=query, receive=receive, timings=timings)
         route = _RPC.get(kind)
         if route is None:
             raise _http.HTTPError(415, f"unsupported content type {shown(kind)} ({_OFFERED})")
         module, name = route
-        return await self._call_rpc(module, name, body, headers)
+        return await self._call_rpc(module, name, body, headers, timings)
 
     def _discovery(self, where: str, host: str | None, scheme: str | None, *, push: bool) -> bytes:
         """The discovery document: the services, and with messaging its channels (their
@@ -362,7 +406,9 @@ class Gateway:
             doc["assets"] = {"path": self.assets.path}
         return json.dumps(doc, default=str, ensure_ascii=False).encode("utf-8")
 
-    async def _call_rpc(self, module: Any, name: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
+    async def _call_rpc(
+        self, module: Any, name: str, body: bytes, headers: Mapping[str, str], timings: Timings | None = None
+    ) -> tuple[int, str, bytes]:
         """A JSON-RPC or XML-RPC body to `module`'s `handle`, after its budget check and
         the HTTP Basic credentials."""
         ctype = module.CONTENT_TYPE
@@ -377,8 +423,10 @@ class Gateway:
             logger.error("the authenticator failed: %s", error_text(e), exc_info=e)
             raise _http.HTTPError(401, "authentication failed", [("www-authenticate", 'Basic realm="amfkit"')]) from None
         context = Context(principal=principal, headers=dict(headers), messaging=self.messaging)  # `handle` sets its protocol
+        if timings is not None:
+            timings.restart()  # decoding starts: the budget check and the credentials are in the total only
         try:
-            out = await module.handle(body, self.services, context, debug=self.debug, max_calls=self.max_calls)
+            out = await module.handle(body, self.services, context, debug=self.debug, max_calls=self.max_calls, timings=timings)
         except Exception:
             logger.exception("%s handler failed", name)
             raise _http.HTTPError(500, f"{name} handler failed") from None

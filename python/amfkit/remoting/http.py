@@ -390,7 +390,7 @@ def _encoded(name: str, value: str) -> tuple[bytes, bytes]:
     pair = _ENCODED.get((name, value))
     if pair is None:
         pair = (name.encode("latin-1"), value.encode("latin-1"))
-        if name != "content-length" and len(_ENCODED) < 256:
+        if name != "content-length" and name != "server-timing" and len(_ENCODED) < 256:
             _ENCODED[(name, value)] = pair
     return pair
 

@@ -17,12 +17,15 @@ import json
 import logging
 import math
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
 from .._values import iso_utc, js_iso, object_members, recordset_records
 from .services import DEFAULT_MAX_CALLS, Context, Fault, Services, with_asset_bytes
+
+if TYPE_CHECKING:
+    from .request import Timings
 
 __all__ = [
     "CONTENT_TYPE",
@@ -71,10 +74,18 @@ def budget_error(body: bytes, max_objects: int) -> bytes | None:
 
 
 async def handle(
-    body: bytes, services: Services, context: Context, *, debug: bool = False, max_calls: int = DEFAULT_MAX_CALLS
+    body: bytes,
+    services: Services,
+    context: Context,
+    *,
+    debug: bool = False,
+    max_calls: int = DEFAULT_MAX_CALLS,
+    timings: Timings | None = None,
 ) -> bytes:
     """Answer one JSON-RPC 2.0 request body (a request or a batch of at most `max_calls`);
-    `b""` when no answer is due (notifications only)."""
+    `b""` when no answer is due (notifications only). `timings`, when given, notes the
+    decoding (from its `mark`) and each call (Server-Timing; the gateway counts the rest
+    as encoding)."""
     context.protocol = "jsonrpc"
     try:
         text = bytes(body).decode("utf-8-sig")
@@ -86,6 +97,9 @@ async def handle(
         return _protocol_error(PARSE_ERROR, "Parse error", "the JSON is nested too deeply")
     except ValueError as e:
         return _protocol_error(PARSE_ERROR, "Parse error", str(e))
+    if timings is not None:
+        timings.decoded()
+        services = timings.watching(services)
     if isinstance(payload, list):
         if not payload:
             return _protocol_error(INVALID_REQUEST, "Invalid Request", "an empty batch")

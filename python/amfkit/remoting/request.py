@@ -1,13 +1,15 @@
 """One AMF remoting request: what its bodies share (packet headers, credentials, the
 NetConnection session and the Flex clients' sessions, the response headers), and the
-gateway settings it is answered with (docs/gateway.md)."""
+gateway settings it is answered with; and the `Timings` of any request the gateway
+answers with a Server-Timing header (docs/gateway.md)."""
 
 from __future__ import annotations
 
 import logging
 import re
 import traceback
-from typing import Any, Awaitable, Callable, Protocol
+from time import perf_counter
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Protocol, cast
 from urllib.parse import parse_qsl
 
 from .._text import error_text, shown
@@ -17,7 +19,7 @@ from .packet import Body, Header
 from .services import Fault, Principal, Services
 from .sessions import PRINCIPAL_KEY, Session, SessionStore, new_session_id
 
-__all__ = ["Answer", "ID", "Request", "Settings", "fault_of"]
+__all__ = ["Answer", "ID", "MAX_TIMED_CALLS", "MAX_TIMING_DESC", "Request", "Settings", "Timings", "fault_of", "timing_desc"]
 
 logger = logging.getLogger("amfkit.gateway")
 
@@ -219,3 +221,136 @@ class Request:
                 _, new = await store.create(client_id)
                 new.update(s)
                 await store.save(client_id, new)
+
+
+#: The calls a Server-Timing header names one by one; the rest are one `calls` entry.
+MAX_TIMED_CALLS = 32
+#: Characters of a call's target in its Server-Timing `desc` (then "...").
+MAX_TIMING_DESC = 64
+# What a `desc` keeps of a target (input): letters, digits and a few harmless signs; any
+# other character (quotes, backslashes, ';', ',', '=', controls, non-ASCII) becomes '_'.
+_UNSAFE_DESC = re.compile(r"[^A-Za-z0-9 _.:/@()<>'+-]")
+
+
+def timing_desc(text: str) -> str:
+    """A call's target as a Server-Timing `desc`: at most MAX_TIMING_DESC characters
+    (then "..."), only safe ASCII (it goes into a quoted string of a response header)."""
+    cut = len(text) > MAX_TIMING_DESC
+    text = _UNSAFE_DESC.sub("_", text[:MAX_TIMING_DESC])
+    return text + "..." if cut else text
+
+
+class Timings:
+    """How long the phases of one request took, for its `Server-Timing` header and the
+    log (docs/gateway.md, "Server-Timing"): decoding the request, each call, encoding
+    the answer and compressing it, and the total. One is made only when the gateway
+    reports timings: with them off nothing is timed.
+
+    Durations are `time.perf_counter()` differences in seconds. `mark` is where the
+    phase under way began (`restart`, `decoded`, `encoded` move it)."""
+
+    __slots__ = ("started", "mark", "decode", "encode", "gzip", "calls", "busy", "more", "more_busy")
+
+    def __init__(self) -> None:
+        self.started = self.mark = perf_counter()
+        self.decode: float | None = None
+        self.encode: float | None = None
+        self.gzip: float | None = None
+        #: (desc, seconds) of the first MAX_TIMED_CALLS calls, in order.
+        self.calls: list[tuple[str, float]] = []
+        #: The time all the calls took.
+        self.busy = 0.0
+        #: The calls past MAX_TIMED_CALLS, and the time they took.
+        self.more = 0
+        self.more_busy = 0.0
+
+    def restart(self) -> None:
+        """A phase begins now."""
+        self.mark = perf_counter()
+
+    def decoded(self) -> None:
+        """The request is decoded (since `mark`)."""
+        now = perf_counter()
+        self.decode = now - self.mark
+        self.mark = now
+
+    def encoded(self) -> None:
+        """The answer is encoded (since `mark`)."""
+        now = perf_counter()
+        self.encode = now - self.mark
+        self.mark = now
+
+    def encoded_around_calls(self) -> None:
+        """The answers are written: the time since decoding that no call took (JSON-RPC
+        and XML-RPC write each answer after its call). Nothing when the request did not
+        decode."""
+        if self.decode is not None and self.encode is None:
+            now = perf_counter()
+            self.encode = max(0.0, now - self.mark - self.busy)
+            self.mark = now
+
+    def call(self, target: str, started: float) -> None:
+        """A call to `target` (input: only its `timing_desc` is kept), begun at
+        `started`, has ended."""
+        took = perf_counter() - started
+        self.busy += took
+        if len(self.calls) < MAX_TIMED_CALLS:
+            self.calls.append((timing_desc(target), took))
+        else:
+            self.more += 1
+            self.more_busy += took
+
+    def watching(self, services: Services) -> Services:
+        """`services` whose `call`s are timed as calls (the RPC protocols call through it)."""
+        return cast(Services, _Watched(services, self))
+
+    def metrics(self) -> list[tuple[str, str | None, float]]:
+        """(name, desc, seconds) of each metric, in order, the total last (until now)."""
+        out: list[tuple[str, str | None, float]] = []
+        if self.decode is not None:
+            out.append(("decode", None, self.decode))
+        out += [("call", desc, took) for desc, took in self.calls]
+        if self.more:
+            out.append(("calls", f"{self.more} more", self.more_busy))
+        if self.encode is not None:
+            out.append(("encode", None, self.encode))
+        if self.gzip is not None:
+            out.append(("gzip", None, self.gzip))
+        out.append(("total", None, perf_counter() - self.started))
+        return out
+
+    @staticmethod
+    def header(metrics: Iterable[tuple[str, str | None, float]]) -> str:
+        """The `Server-Timing` value of `metrics` (durations in milliseconds)."""
+        return ", ".join(
+            f'{name};desc="{desc}";dur={took * 1000:.3f}' if desc is not None else f"{name};dur={took * 1000:.3f}"
+            for name, desc, took in metrics
+        )
+
+    @staticmethod
+    def log_line(metrics: Iterable[tuple[str, str | None, float]]) -> str:
+        """The same figures for the log: `decode 0.123 ms, call EchoService.echo 0.045 ms, ...`."""
+        return ", ".join(f"{name} {desc} {took * 1000:.3f} ms" if desc is not None else f"{name} {took * 1000:.3f} ms" for name, desc, took in metrics)
+
+
+class _Watched:
+    """A `Services` whose calls are timed into a `Timings`; anything else is the
+    services' own."""
+
+    __slots__ = ("_services", "_timings")
+
+    def __init__(self, services: Services, timings: Timings) -> None:
+        self._services = services
+        self._timings = timings
+
+    async def call(
+        self, target: str, args: Iterable[Any] = (), context: Any = None, kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        started = perf_counter()
+        try:
+            return await self._services.call(target, args, context, kwargs)
+        finally:
+            self._timings.call(target, started)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._services, name)

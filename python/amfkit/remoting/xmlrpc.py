@@ -18,12 +18,15 @@ import datetime
 import logging
 import re
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _types
 from .._text import MAX_SHOWN, clip, error_text, shown
 from .._values import naive_utc, object_members, recordset_records, split_millis, year_text
 from .services import DEFAULT_MAX_CALLS, Context, Fault, Services, with_asset_bytes
+
+if TYPE_CHECKING:
+    from .request import Timings
 
 try:  # an optional dependency (amfkit[xmlrpc]); never replaced by an unprotected parser
     from defusedxml import ElementTree as _defused  # type: ignore[import-untyped]
@@ -97,23 +100,34 @@ def budget_error(body: bytes, max_objects: int) -> bytes | None:
 
 
 async def handle(
-    body: bytes, services: Services, context: Context, *, debug: bool = False, max_calls: int = DEFAULT_MAX_CALLS
+    body: bytes,
+    services: Services,
+    context: Context,
+    *,
+    debug: bool = False,
+    max_calls: int = DEFAULT_MAX_CALLS,
+    timings: Timings | None = None,
 ) -> bytes:
     """Answer one XML-RPC request body with a `<methodResponse>`; a system.multicall of
-    more than `max_calls` calls is refused."""
+    more than `max_calls` calls is refused. `timings`, when given, notes the decoding
+    (from its `mark`) and each call, those of a system.multicall included
+    (Server-Timing; the gateway counts the rest as encoding)."""
     context.protocol = "xmlrpc"
     try:
-        return await _handle(body, services, context, debug, max_calls)
+        return await _handle(body, services, context, debug, max_calls, timings)
     except Exception as e:  # a bug: answered as an internal error, not an HTTP 500
         _log.error("an XML-RPC request failed: %s", error_text(e), exc_info=e)
         return _fault_response(INTERNAL_ERROR, "internal error: the request could not be answered")
 
 
-async def _handle(body: bytes, services: Services, context: Context, debug: bool, max_calls: int) -> bytes:
+async def _handle(body: bytes, services: Services, context: Context, debug: bool, max_calls: int, timings: Timings | None) -> bytes:
     try:
         method, params = _parse_call(bytes(body))
     except _Failure as f:
         return _fault_response(f.code, f.message)
+    if timings is not None:
+        timings.decoded()
+        services = timings.watching(services)
     if method == "system.multicall" and params and isinstance(params[0], list) and len(params[0]) > max_calls:
         return _fault_response(INVALID_REQUEST, f"a system.multicall of more than {max_calls} calls")
     try:
