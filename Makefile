@@ -97,7 +97,7 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 	fi
 
 .PHONY: test-python
-test-python: build system-deps bench-deps ## build, then run pytest against the built extension
+test-python: build system-deps bench-deps js-deps ## build, then run pytest against the built extension (and the TypeScript codec's tests, through tests/js)
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # The tests start a real PostgreSQL server (tests/support/pg.py) and a real Redis server
@@ -107,7 +107,7 @@ test-python: build system-deps bench-deps ## build, then run pytest against the 
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers the tests use when missing (PostgreSQL, Redis, memcached, nginx; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -149,11 +149,13 @@ system-deps: ## install the servers the tests use when missing (PostgreSQL, Redi
 	  || { echo "error: apt-get could not install redis-server (the Redis tests need it)" >&2; exit 1; }; \
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
-	@# memcached (the asset store's memcached:// backend and cache) and nginx (the asset
-	@# benchmark's web server, and the tests that compare against it): one apt-get for both.
+	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
+	@# benchmark's web server) and Chromium (the service browser's tests, driven by
+	@# Playwright): one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
+	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
@@ -206,6 +208,26 @@ bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
 	if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo -n"; fi; \
 	$$sudo apt-get update -qq && $$sudo apt-get install -y -qq wrk >/dev/null || { \
 	  echo "error: could not install wrk; install it (apt-get install wrk) and run make bench again" >&2; exit 1; }
+
+# The TypeScript codec (js/): its build tools come from npm (package-lock.json), once.
+JS_STAMP := js/node_modules/.amfkit-js.stamp
+
+.PHONY: js-deps
+js-deps: $(JS_STAMP) ## install the TypeScript codec's build tools into js/node_modules (npm ci; redone when package-lock.json changes)
+	@true
+
+$(JS_STAMP): js/package.json js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm not found: install Node.js 18 or newer with npm (apt-get install nodejs npm), then run make again" >&2; exit 1; }
+	cd js && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: js-build
+js-build: js-deps ## type-check the TypeScript codec and bundle it into python/amfkit/browser/static/amfkit-codec.js
+	cd js && npm run --silent build
+
+.PHONY: js-test
+js-test: js-deps ## the TypeScript codec's own tests (node's test runner over fixtures/)
+	cd js && npm test --silent
 
 .PHONY: lint
 lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit
