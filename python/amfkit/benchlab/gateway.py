@@ -174,7 +174,7 @@ def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
     """Each tile call's time in process: `Gateway.respond`, no HTTP."""
     from ..demo.app import build
 
-    gateway = build(db)
+    gateway = build(db, browser=False)  # as in production: no page, no Server-Timing
     out: dict[str, dict[str, float]] = {}
 
     async def once(body: bytes) -> None:
@@ -202,7 +202,7 @@ def run(options: Options) -> dict[str, Any]:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
         db = str(ensure_database(os.path.join(workdir, "tiles.sqlite3")))
-        env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db}
+        env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db, "AMFKIT_DEMO_BROWSER": "0"}
         servers = {
             "amfkit": ("amfkit.demo.app:app", False),
             "py3amf": ("amfkit.benchlab.apps:py3amf_wsgi", True),

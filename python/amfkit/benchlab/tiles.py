@@ -329,8 +329,8 @@ def run(options: Options) -> dict[str, Any]:
         stack.callback(loop.close)
         conn = demo_data.connect(db_path)
         stack.callback(conn.close)
-        gateway = demo_app.build(db_path, gzip_threshold=None)
-        gateway_gz = demo_app.build(db_path)  # amfkit's defaults: 1 KiB, level 1
+        gateway = demo_app.build(db_path, gzip_threshold=None, browser=False)
+        gateway_gz = demo_app.build(db_path, browser=False)  # amfkit's defaults: 1 KiB, level 1
         try:
             # -- the query: checked against the generator, timed once (every shape runs it)
             progress("query")

@@ -539,6 +539,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"{PROG} serve: {target} on {base} ({workers})", file=sys.stderr)
     if args.demo:
         print(f"{PROG} serve: the demo gateway answers at {base}gateway (GET: its services as JSON)", file=sys.stderr)
+        print(f"{PROG} serve: the service browser is at {base}", file=sys.stderr)
     # uvicorn imports the app itself (in every worker when there are several).
     uvicorn.run(
         target,

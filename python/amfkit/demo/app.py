@@ -50,6 +50,9 @@ def build(
     if shared:  # several workers: messaging and sessions in the store they share
         options.setdefault("session_store", shared)
     options.setdefault("messaging", demo_messaging(broker=shared) if shared else demo_messaging())
+    # The service browser at / (docs/browser.md): on unless AMFKIT_DEMO_BROWSER=0 (the
+    # benchmarks measure the gateway as served in production: no page, no Server-Timing).
+    options.setdefault("browser", os.environ.get("AMFKIT_DEMO_BROWSER", "1") != "0")
     store = demo_assets.open_store(assets if assets is not None else demo_assets.default_path(db_path=db_path))
     gateway = Gateway(build_services(db_path, assets=store), debug=debug, assets=store, **options)
     if feed and gateway.messaging is not None:
@@ -88,7 +91,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .assets import default_path as assets_path
 
     gateway = build(args.db, debug=args.debug, feed=True, assets=args.assets or assets_path(args.port, args.db))
-    print(f"amfkit demo gateway: http://{args.host}:{args.port}/gateway")
+    print(f"amfkit demo gateway: http://{args.host}:{args.port}/gateway (the service browser: http://{args.host}:{args.port}/)")
     uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning")
     return 0
 

@@ -28,6 +28,7 @@ from .sessions import SessionStore, open_session_store
 
 if TYPE_CHECKING:
     from ..assets import AssetStore
+    from ..browser.page import BrowserPage
     from ..assets.fastpath import FileRoute
     from ..assets.http import AssetServer
     from ..messaging import Messaging
@@ -50,9 +51,12 @@ class Gateway:
 
     Options:
     - `debug`: send tracebacks in faults (never in production).
+    - `browser`: serve the service browser page at `/` and its files under `/_browser/`
+      (docs/browser.md); None (the default): on with `debug`. Off, those paths are the
+      gateway's as any other.
     - `server_timing`: answer every POST with a `Server-Timing` header (decoding, each
       call, encoding, gzip, total) and log the same at debug level; None (the default):
-      on with `debug`. Off, nothing is timed.
+      on with `debug` or `browser`. Off, nothing is timed.
     - `authenticator(userid, password)`: sync or async, returns a `Principal` (or None to
       refuse; any other true value is taken as a principal named `userid` with no roles).
     - `gzip_threshold` / `gzip_level`: compress responses of at least this many bytes
@@ -99,6 +103,7 @@ class Gateway:
         services: Services | Mapping[str, Any],
         *,
         debug: bool = False,
+        browser: bool | None = None,
         server_timing: bool | None = None,
         authenticator: Authenticator | None = None,
         gzip_threshold: int | None = _http.DEFAULT_GZIP_THRESHOLD,
@@ -122,8 +127,9 @@ class Gateway:
     ) -> None:
         self.services = services if isinstance(services, Services) else Services(services)
         self.debug = bool(debug)
+        show_page = self.debug if browser is None else bool(browser)
         #: Whether POST answers carry Server-Timing (decided here only).
-        self.server_timing = self.debug if server_timing is None else bool(server_timing)
+        self.server_timing = (self.debug or show_page) if server_timing is None else bool(server_timing)
         self.authenticator = authenticator
         if gzip_threshold is not None and gzip_threshold < 0:
             raise ValueError("gzip_threshold must be 0 or more (None turns gzip off)")
@@ -144,6 +150,12 @@ class Gateway:
         if path is not None and not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.path = (path.rstrip("/") or "/") if path is not None else None
+        #: The service browser page (None: not served).
+        self.browser: BrowserPage | None = None
+        if show_page:
+            from ..browser.page import mount
+
+            self.browser = mount(self)
         self.session_param = session_param
         self.clear_credentials = bool(clear_credentials)
         self.understood_headers = frozenset(understood_headers) | {"Credentials"}
@@ -316,6 +328,9 @@ class Gateway:
         a parked poll then cannot see its client go away, and the channels that push are
         not served); `scheme` the request's URL scheme, for discovery."""
         where, _, query = path.partition("?")
+        page = self.browser
+        if page is not None and page.handles(where, method):
+            return page.respond(method, path, headers)
         assets = self.assets
         if assets is not None and assets.under(where):  # answered whole, never compressed
             return await assets.respond(method, where, headers)
