@@ -305,9 +305,8 @@ impl<'py> PyEncoder<'py> {
                 // CPython has one `bytes` object per value of 0 or 1 bytes: identity
                 // cannot tell two such ByteArrays apart, so they are never references.
                 // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
-                let shared_by_cpython = unsafe {
-                    ffi::PyBytes_CheckExact(p) != 0 && ffi::PyBytes_Size(p) < 2
-                };
+                let shared_by_cpython =
+                    unsafe { ffi::PyBytes_CheckExact(p) != 0 && ffi::PyBytes_Size(p) < 2 };
                 if shared_by_cpython {
                     self.enc.out.u8(m3::BYTE_ARRAY);
                     self.enc.amf3_register(None);
