@@ -1,4 +1,4 @@
-// AMF3: `encode`, `decode`, and the reusable `Encoder` and `Decoder`.
+// AMF3: `encode`, `decode`, and the reusable `Encoder` and `Decoder` (codec.ts).
 //
 // `encode(value)` writes one value; `decode(bytes)` reads exactly one value and rejects
 // trailing bytes unless `allowTrailing`. `encodeAll` / `decodeAll` write and read a
@@ -6,89 +6,31 @@
 
 import { readAmf3 } from "./amf3-read";
 import { writeAmf3 } from "./amf3-write";
-import { decodeStackError, encodeStackError } from "./errors";
+import { decodeWith, encodeWith, VersionDecoder, VersionEncoder } from "./codec";
 import type { DecodeOptions, DecodeValueOptions } from "./limits";
-import { Reader } from "./reader";
-import { Writer, type EncodeOptions } from "./writer";
+import type { EncodeOptions } from "./writer";
 
 /** Encode one value as AMF3. */
 export function encode(value: unknown, options?: EncodeOptions): Uint8Array {
-  const w = new Writer(options, 256);
-  try {
-    writeAmf3(w, value);
-  } catch (e) {
-    throw encodeStackError(e);
-  }
-  return w.result();
+  return encodeWith(writeAmf3, value, options);
 }
 
 /** Decode one AMF3 value; bytes after it are an error unless `allowTrailing`. */
 export function decode(data: Uint8Array | ArrayBuffer, options?: DecodeValueOptions): unknown {
-  const r = new Reader(data, options);
-  let value: unknown;
-  try {
-    value = readAmf3(r);
-  } catch (e) {
-    throw decodeStackError(e, r.pos);
-  }
-  if (options?.allowTrailing !== true) r.finish();
-  return value;
+  return decodeWith(readAmf3, data, options);
 }
 
 /** Decodes with the options given once; each call is a new reference context, except
  * within `decodeAll`. */
-export class Decoder {
-  readonly options: DecodeOptions;
-
+export class Decoder extends VersionDecoder {
   constructor(options: DecodeOptions = {}) {
-    this.options = { ...options };
-  }
-
-  decode(data: Uint8Array | ArrayBuffer, options?: { allowTrailing?: boolean }): unknown {
-    return decode(data, { ...this.options, allowTrailing: options?.allowTrailing === true });
-  }
-
-  /** Every value of a stream (until the input ends), one reference context for all. */
-  decodeAll(data: Uint8Array | ArrayBuffer): unknown[] {
-    const r = new Reader(data, this.options);
-    const values: unknown[] = [];
-    try {
-      while (r.pos < r.end) values.push(readAmf3(r));
-    } catch (e) {
-      throw decodeStackError(e, r.pos);
-    }
-    return values;
+    super(readAmf3, options);
   }
 }
 
 /** Encodes with the options given once, reusing its buffer. */
-export class Encoder {
-  private readonly w: Writer;
-
+export class Encoder extends VersionEncoder {
   constructor(options: EncodeOptions = {}) {
-    this.w = new Writer(options);
-  }
-
-  encode(value: unknown): Uint8Array {
-    const w = this.w;
-    w.clear();
-    try {
-      writeAmf3(w, value);
-    } catch (e) {
-      throw encodeStackError(e);
-    }
-    return w.result();
-  }
-
-  /** A stream of values sharing one reference context. */
-  encodeAll(values: Iterable<unknown>): Uint8Array {
-    const w = this.w;
-    w.clear();
-    try {
-      for (const v of values) writeAmf3(w, v);
-    } catch (e) {
-      throw encodeStackError(e);
-    }
-    return w.result();
+    super(writeAmf3, options);
   }
 }
