@@ -280,3 +280,76 @@ def test_unregistered_instances_are_an_encode_error():
         amf3.encode({"items": [1, Unknown()]})
     assert e.value.path == "$.items[1]"
     assert isinstance(e.value, TypeError) and isinstance(e.value, amfkit.AMFError)
+
+
+# --- classes the codec reads and fills directly, and those it must not -----------------
+# A plain class (Python's own __dict__, generic attribute lookup, object.__new__, no
+# property or slot) is written from its __dict__ and read into a new dict that becomes
+# its __dict__; anything else goes through getattr/setattr, including a plain class
+# changed after it was registered.
+
+
+class WithProperty:
+    def __init__(self):
+        self.a = 1
+
+    @property
+    def b(self):
+        return self._b * 10
+
+    @b.setter
+    def b(self, value):
+        self._b = value
+
+
+class MadeByNew:
+    def __new__(cls, *args, **kwargs):
+        obj = super().__new__(cls)
+        obj.made = "by __new__"
+        return obj
+
+
+@pytest.mark.parametrize("codec", [amf0, amf3])
+def test_plain_class_round_trip_keeps_attributes(registry, codec):
+    registry(Plain, "test.Plain")
+    back = codec.decode(codec.encode([Plain(5, "x"), Plain()]))
+    assert [type(b) for b in back] == [Plain, Plain]
+    assert [vars(b) for b in back] == [{"a": 5, "b": "x"}, {"a": 1, "b": "two"}]
+    back[0].c = 3  # a real instance dict, still writable
+    assert vars(back[0])["c"] == 3
+
+
+@pytest.mark.parametrize("codec", [amf0, amf3])
+def test_a_property_is_set_through_its_setter(registry, codec):
+    registry(WithProperty, "test.WithProperty")
+    data = codec.encode(amfkit.TypedObject("test.WithProperty", {"a": 2, "b": 3}))
+    back = codec.decode(data)
+    assert type(back) is WithProperty and back.a == 2 and back._b == 3 and back.b == 30
+
+
+@pytest.mark.parametrize("codec", [amf0, amf3])
+def test_a_property_added_after_registration_is_honoured(registry, codec):
+    class Later:
+        pass
+
+    registry(Later, "test.Later")
+    data = codec.encode(amfkit.TypedObject("test.Later", {"a": 2}))
+    assert vars(codec.decode(data)) == {"a": 2}
+    seen = []
+    Later.a = property(lambda self: "read by the property", lambda self, v: seen.append(v))
+    back = codec.decode(data)
+    assert seen == [2] and "a" not in vars(back)
+    assert codec.decode(codec.encode(back)).__class__ is Later
+    # Writing reads through the class too: the property's value, not the (empty) __dict__.
+    Later.__getattribute__ = lambda self, name: {"a": "from __getattribute__"} if name == "__dict__" else object.__getattribute__(self, name)
+    obj = Later.__new__(Later)
+    assert codec.decode(codec.encode(obj)).__class__ is Later
+    assert seen[-1] == "from __getattribute__"
+
+
+@pytest.mark.parametrize("codec", [amf0, amf3])
+def test_attributes_set_by_new_are_kept(registry, codec):
+    registry(MadeByNew, "test.MadeByNew")
+    data = codec.encode(amfkit.TypedObject("test.MadeByNew", {"x": 1}))
+    back = codec.decode(data)
+    assert type(back) is MadeByNew and vars(back) == {"made": "by __new__", "x": 1}

@@ -2,7 +2,10 @@
 references and decodes back to the same cycle (AMF0 and AMF3); 100,000-deep nesting
 through every container is a clean EncodeError naming the limit (1024), never a
 RecursionError or a crash; `default=` hooks that never produce something encodable
-(returning their argument, or a new unknown object, forever) end with an EncodeError.
+(returning their argument, or a new unknown object, forever) end with an EncodeError;
+`default=` hooks that empty the dict, list or instance being written (freeing the
+values the encoder has not reached yet) never crash it: the encode ends, or refuses
+with an EncodeError.
 """
 
 from __future__ import annotations
@@ -155,6 +158,36 @@ else:
 """
 
 
+#: Hooks that change the container holding the object they are called for, while the
+#: encoder is inside it; the other values are held by that container alone, so emptying
+#: it frees them (and the garbage made afterwards may take their memory).
+MUTATORS = {
+    "dict-cleared": ("holder = {'a': 'x' * 40 + str(1), 'u': Opaque(), 'b': 'y' * 40 + str(2), 'n': 10 ** 30, 'f': 1.5, 'l': [str(3) * 9]}", "holder.clear()"),
+    "list-cleared": ("holder = ['x' * 40 + str(1), Opaque(), 'y' * 40 + str(2), 10 ** 30, [str(3) * 9]]", "holder.clear()"),
+    "instance-dict-cleared": ("holder = Recorder.__new__(Recorder); holder.__dict__.update(a='x' * 40 + str(1), u=Opaque(), b='y' * 40 + str(2), l=[str(3) * 9])", "holder.__dict__.clear()"),
+    "nested-dict-dropped": ("holder = [{'a': 'x' * 40 + str(1), 'u': Opaque(), 'b': 'y' * 40 + str(2)}, 'z' * 40 + str(4)]", "holder.clear()"),
+}
+MUTATE = """
+class Opaque:
+    pass
+
+{build}
+
+def hook(o):
+    {mutate}
+    garbage = [str(i) * 7 for i in range(2000)]  # reuse the freed memory
+    return "replaced"
+
+try:
+    data = {codec}.encode(holder, default=hook)
+except amfkit.EncodeError as e:
+    result = {{"raised": "EncodeError", "reason": e.reason}}
+else:
+    back = {codec}.decode(data)
+    result = {{"raised": None, "decoded": type(back).__name__}}
+"""
+
+
 def cases() -> list[Case]:
     out = []
     for kind in KINDS:
@@ -166,6 +199,10 @@ def cases() -> list[Case]:
     for name, hook in DEFAULTS.items():
         for codec in CODECS:
             out.append(Case(f"default/{name}/{codec}", "python", b"", {"snippet": DEFAULT.format(codec=codec, hook=hook)}))
+    for name, (build, mutate) in MUTATORS.items():
+        for codec in CODECS:
+            snippet = MUTATE.format(codec=codec, build=build, mutate=mutate)
+            out.append(Case(f"mutate/{name}/{codec}", "python", b"", {"snippet": snippet}))
     return out
 
 
@@ -197,3 +234,14 @@ def test_default_hooks_that_never_end(name: str, codec: str) -> None:
     o = results()[f"default/{name}/{codec}"]
     value = expect_ok(o)
     assert value == {"raised": "EncodeError", "reason": "nesting deeper than the limit of 1024"}, o.describe()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("name", MUTATORS)
+def test_hooks_that_empty_the_container_being_written(name: str, codec: str) -> None:
+    o = results()[f"mutate/{name}/{codec}"]
+    value = expect_ok(o)
+    if name == "list-cleared":
+        assert value == {"raised": "EncodeError", "reason": "a list changed size while being encoded"}, o.describe()
+    else:
+        assert value["raised"] is None or value["raised"] == "EncodeError", o.describe()

@@ -6,8 +6,9 @@
 use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyType};
+use pyo3::types::{PyDict, PyMapping, PyString, PyType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What the codec knows of one registered class.
@@ -24,9 +25,37 @@ pub struct ClassInfo {
     /// `__slots__` names (base classes first), read when an instance has no `__dict__`
     /// entry for them.
     pub slots: Vec<Py<PyString>>,
+    /// Instances have the `__dict__` Python gives them (the first `__dict__` on the
+    /// class's MRO is the interpreter's own descriptor) and the class looks attributes up
+    /// generically: the encoder may then take an instance's dict directly.
+    plain_dict: bool,
+    /// `plain_dict`, no class on the MRO has a data descriptor (a property, a slot) but
+    /// the dunder ones, and `__new__` is `object.__new__`: setting an attribute is storing
+    /// it in the instance dict, which is empty when made, so the decoder may fill a dict
+    /// and make it the instance's.
+    plain_members: bool,
+    /// The class's version tag when the two were found (see [`version_tag`]).
+    version_tag: u32,
 }
 
 impl ClassInfo {
+    /// [`ClassInfo::plain_dict`] for an instance of type `tp`, if the class is unchanged
+    /// since it was registered.
+    #[inline]
+    pub fn plain_dict(&self, tp: *mut ffi::PyTypeObject) -> bool {
+        // SAFETY: `tp` is the live type of an instance the caller holds (the GIL is held).
+        self.plain_dict
+            && self.version_tag != 0
+            && unsafe { (*tp).tp_version_tag } == self.version_tag
+    }
+
+    /// [`ClassInfo::plain_members`] for an instance of type `tp`, if the class is
+    /// unchanged since it was registered.
+    #[inline]
+    pub fn plain_members(&self, tp: *mut ffi::PyTypeObject) -> bool {
+        self.plain_members && self.plain_dict(tp)
+    }
+
     /// Whether a member name read from the wire may be set on an instance.
     pub fn accepts(&self, name: &str) -> bool {
         self.dynamic || self.static_set.contains(name)
@@ -67,6 +96,77 @@ pub fn is_dunder(name: &str) -> bool {
     name.len() > 4 && name.starts_with("__") && name.ends_with("__")
 }
 
+/// Whether a type's attribute lookup slot is the generic one (compared by address: the
+/// interpreter's function has one address, which every extension links to).
+#[inline]
+fn generic_getattr(slot: Option<ffi::getattrofunc>) -> bool {
+    slot.map(|f| f as usize) == Some(ffi::PyObject_GenericGetAttr as ffi::getattrofunc as usize)
+}
+
+/// How instances of a class keep their attributes, as far as the codec's short cuts
+/// care: see [`ClassInfo::plain_dict`] and [`ClassInfo::plain_members`].
+fn class_shape(cls: &Bound<'_, PyType>) -> (bool, bool) {
+    let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+    // SAFETY: `cls` is a live type object (a `Bound`: the GIL is held); its lookup slot
+    // is compared by address only.
+    if !generic_getattr(unsafe { (*tp).tp_getattro }) {
+        return (false, false);
+    }
+    let Ok(mro) = cls.mro().try_iter() else {
+        return (false, false);
+    };
+    let getset = (&raw mut ffi::PyGetSetDescr_Type) as *mut ffi::PyObject;
+    let mut dict_found = None;
+    let mut data_descriptors = false;
+    for base in mro.flatten() {
+        let Ok(own) = base
+            .getattr("__dict__")
+            .and_then(|d| d.cast_into::<PyMapping>().map_err(Into::into))
+        else {
+            return (false, false);
+        };
+        let Ok(items) = own.items() else {
+            return (false, false);
+        };
+        for item in items.iter() {
+            let Ok((name, value)) = item.extract::<(String, Bound<'_, PyAny>)>() else {
+                continue;
+            };
+            let value_type = value.get_type();
+            if name == "__dict__" && dict_found.is_none() {
+                dict_found = Some(value_type.as_ptr() == getset);
+            }
+            // SAFETY: `value_type` is a live type object (a `Bound`: the GIL is held).
+            let sets = unsafe {
+                (*(value_type.as_ptr() as *mut ffi::PyTypeObject))
+                    .tp_descr_set
+                    .is_some()
+            };
+            if sets && !is_dunder(&name) {
+                data_descriptors = true;
+            }
+        }
+    }
+    let plain_dict = dict_found == Some(true);
+    // SAFETY: both are live type objects (`object` is static); their slots are compared
+    // by address only.
+    let object_new = unsafe {
+        (*tp).tp_new.map(|f| f as usize) == ffi::PyBaseObject_Type.tp_new.map(|f| f as usize)
+    };
+    (plain_dict, plain_dict && !data_descriptors && object_new)
+}
+
+/// The type's version tag: CPython changes it whenever the class or a base is modified
+/// (and clears it until the next lookup), so an unchanged tag means an unchanged class.
+/// 0 when the class has none.
+fn version_tag(cls: &Bound<'_, PyType>) -> u32 {
+    // A lookup through the class itself gives it a tag if it has none.
+    let _ = cls.getattr("__init__");
+    let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+    // SAFETY: `cls` is a live type object (a `Bound`: the GIL is held).
+    unsafe { (*tp).tp_version_tag }
+}
+
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub fn _register_class(
@@ -91,6 +191,7 @@ pub fn _register_class(
             "a class alias must be shorter than 65536 bytes",
         ));
     }
+    let (plain_dict, plain_members) = class_shape(cls);
     let info = Arc::new(ClassInfo {
         cls: cls.clone().unbind(),
         alias: alias.to_owned(),
@@ -107,6 +208,10 @@ pub fn _register_class(
             .iter()
             .map(|n| PyString::intern(py, n).unbind())
             .collect(),
+        plain_dict,
+        // An externalizable class reads its own body (`__readamf__` sets attributes).
+        plain_members: plain_members && !externalizable,
+        version_tag: version_tag(cls),
     });
     let key = cls.as_ptr() as usize;
     update(|r| {

@@ -60,6 +60,16 @@ pub struct PyTraits<'py> {
     token: Option<Bound<'py, PyAny>>,
 }
 
+/// An object being read: the object, and where its members go when that is not the
+/// object itself.
+pub struct PyObj<'py> {
+    obj: Bound<'py, PyAny>,
+    /// For a registered class whose members are plain (`ClassInfo::plain_members`): a
+    /// new dict that becomes the instance's `__dict__` at the end (storing into a dict
+    /// skips the class lookup a setattr makes per member). None: members are set on `obj`.
+    members: Option<Bound<'py, PyAny>>,
+}
+
 pub enum PyArr<'py> {
     List {
         obj: Bound<'py, PyAny>,
@@ -179,11 +189,18 @@ impl<'py> PyVisitor<'py> {
     #[inline]
     fn set_member(
         &mut self,
-        obj: &Bound<'py, PyAny>,
+        object: &PyObj<'py>,
         traits: &PyTraits<'py>,
         key: &Bound<'py, PyString>,
         value: Bound<'py, PyAny>,
     ) -> Result<()> {
+        if let Some(members) = &object.members {
+            // SAFETY: the three are live objects (`Bound`s: the GIL is held) and `members`
+            // is the plain dict object_begin made.
+            let rc = unsafe { ffi::PyDict_SetItem(members.as_ptr(), key.as_ptr(), value.as_ptr()) };
+            return self.check(rc);
+        }
+        let obj = &object.obj;
         // SAFETY: the three are live objects (`Bound`s: the GIL is held), and `obj` was
         // made for these traits: an instance of the registered class, or a dict (an
         // anonymous object, or a TypedObject or ObjectProxy, dict subclasses), which is
@@ -286,7 +303,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
     type Str = Bound<'py, PyString>;
     type Traits = PyTraits<'py>;
     type Array = PyArr<'py>;
-    type Object = Bound<'py, PyAny>;
+    type Object = PyObj<'py>;
     type Dict = Bound<'py, PyAny>;
 
     #[inline]
@@ -725,7 +742,24 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 return Err(self.fail(e));
             }
         }
-        Ok((obj.clone(), obj))
+        let members = match &traits.shape {
+            // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+            Shape::Registered(info)
+                if info.plain_members(unsafe { ffi::Py_TYPE(obj.as_ptr()) }) =>
+            {
+                // SAFETY: the GIL is held; the new reference is owned at once by `own`,
+                // which checks it for null.
+                Some(self.own(unsafe { ffi::PyDict_New() })?)
+            }
+            _ => None,
+        };
+        Ok((
+            PyObj {
+                obj: obj.clone(),
+                members,
+            },
+            obj,
+        ))
     }
 
     #[inline]
@@ -780,7 +814,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 // SAFETY: `object` is the ArrayCollection made by object_begin (a list
                 // subclass) and `body` was checked to be a list; both are `Bound`s (the GIL
                 // is held).
-                let r = unsafe { ffi::PyList_SetSlice(object.as_ptr(), 0, 0, body.as_ptr()) };
+                let r = unsafe { ffi::PyList_SetSlice(object.obj.as_ptr(), 0, 0, body.as_ptr()) };
                 self.check(r)
             }
             Shape::ObjectProxy => {
@@ -794,11 +828,11 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 // SAFETY: `object` is the ObjectProxy made by object_begin (a dict
                 // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
                 // is held).
-                let r = unsafe { ffi::PyDict_Update(object.as_ptr(), body.as_ptr()) };
+                let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
                 self.check(r)
             }
             Shape::Registered(_) => {
-                let r = self.read_external(object, decoder);
+                let r = self.read_external(&object.obj, decoder);
                 // Each level of registered externalizable objects nests Python frames
                 // (__readamf__, read_object): past Python's recursion limit that is
                 // input nested too deep, whatever max_depth allows.
@@ -824,7 +858,19 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     #[inline]
     fn object_end(&mut self, object: Self::Object, _traits: &Self::Traits) -> Result<Self::Value> {
-        Ok(object)
+        if let Some(members) = &object.members {
+            // SAFETY: `obj` is an instance of a registered class with Python's own
+            // `__dict__` and `members` a dict (both `Bound`s: the GIL is held).
+            let rc = unsafe {
+                ffi::PyObject_GenericSetDict(
+                    object.obj.as_ptr(),
+                    members.as_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            self.check(rc)?;
+        }
+        Ok(object.obj)
     }
 
     fn dict_begin(

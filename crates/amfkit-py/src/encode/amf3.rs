@@ -26,44 +26,78 @@ impl<'py> PyEncoder<'py> {
     /// Write one AMF3 value.
     #[inline]
     pub(crate) fn amf3(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        let p = obj.as_ptr();
-        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held); PyFloat_AS_DOUBLE
-        // reads an exact float, and None/True are compared by address only.
+        if self.amf3_scalar(obj.as_ptr())? {
+            return Ok(());
+        }
+        self.amf3_container(obj)
+    }
+
+    /// Write `p` if it is a str, int, float, None or bool (exact types), read in place;
+    /// returns false, having written nothing, for anything else.
+    ///
+    /// No new reference is taken: nothing here runs Python code, so the container the
+    /// caller is reading keeps `p` alive. (Containers are owned before they are walked,
+    /// since a hook inside them may run Python code.)
+    #[inline(always)]
+    fn amf3_scalar(&mut self, p: *mut ffi::PyObject) -> Result<bool> {
+        // SAFETY: `p` is a live object held by the caller or by a container it holds (the
+        // GIL is held); PyFloat_AS_DOUBLE reads an exact float, and None/True are
+        // compared by address only.
         unsafe {
             let tp = ffi::Py_TYPE(p);
             if tp == &raw mut ffi::PyUnicode_Type {
                 self.enc.out.u8(m3::STRING);
-                return self.amf3_str_obj(obj);
+                self.amf3_str_ptr(p)?;
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyLong_Type {
-                return self.amf3_int(p);
+                self.amf3_int(p)?;
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyFloat_Type {
                 self.enc.amf3_double(ffi::PyFloat_AS_DOUBLE(p));
-                return Ok(());
-            }
-            if tp == &raw mut ffi::PyDict_Type {
-                return self.amf3_dict(obj);
-            }
-            if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
-                return self.amf3_sequence(obj);
+                return Ok(true);
             }
             if p == ffi::Py_None() {
                 self.enc.amf3_null();
-                return Ok(());
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyBool_Type {
                 self.enc.amf3_bool(p == ffi::Py_True());
-                return Ok(());
+                return Ok(true);
             }
+        }
+        Ok(false)
+    }
+
+    /// Write a value that is not a hot scalar: a dict, a list or tuple, an instance of
+    /// the registered class met last, then the cold kinds.
+    #[inline]
+    fn amf3_container(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+        let tp = unsafe { ffi::Py_TYPE(obj.as_ptr()) };
+        if tp == &raw mut ffi::PyDict_Type {
+            return self.amf3_dict(obj);
+        }
+        if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
+            return self.amf3_sequence(obj);
+        }
+        if tp as usize == self.last_class.0 {
+            // SAFETY: the cached entry came from `self.reg`, which this encoder holds
+            // (see `registered`).
+            let info = unsafe { &*self.last_class.1 };
+            return self.amf3_registered(obj, info);
         }
         self.amf3_cold(obj)
     }
 
     /// A str object through the string table, by identity first, then by contents.
+    ///
+    /// `p` is a live exact str (or subclass) the caller holds, directly or through a
+    /// container; it is only kept (a new reference) when it takes a table entry.
     #[inline]
-    fn amf3_str_obj(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        let id = obj.as_ptr() as usize;
+    fn amf3_str_ptr(&mut self, p: *mut ffi::PyObject) -> Result<()> {
+        let id = p as usize;
         let slot = (id >> 4) % STR_CACHE;
         if let Some(&cached) = self.str_cache.get(slot) {
             if cached.0 == id {
@@ -71,11 +105,11 @@ impl<'py> PyEncoder<'py> {
                 return Ok(());
             }
         }
-        self.amf3_str_obj_slow(obj, id, slot)
+        self.amf3_str_ptr_slow(p, id, slot)
     }
 
     #[inline(never)]
-    fn amf3_str_obj_slow(&mut self, obj: &Bound<'py, PyAny>, id: usize, slot: usize) -> Result<()> {
+    fn amf3_str_ptr_slow(&mut self, p: *mut ffi::PyObject, id: usize, slot: usize) -> Result<()> {
         if self.str_cache.is_empty() && self.str_ids.len() >= 8 {
             self.str_cache = vec![(0, 0); STR_CACHE];
         }
@@ -86,18 +120,21 @@ impl<'py> PyEncoder<'py> {
             self.enc.amf3_str_reference(index);
             return Ok(());
         }
-        let s = self.str_of(obj.as_ptr())?;
+        let s = self.str_of(p)?;
         if let Some(index) = self.enc.amf3_str_indexed(s)? {
-            // A str held only by its container cannot be met again by identity (equal
-            // text is still found by the contents table). Every other one is cached
-            // and kept alive, so its address stays its own.
-            // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
-            if unsafe { ffi::Py_REFCNT(obj.as_ptr()) } > SOLE_OWNER {
+            // A str held only by its container (and, when the caller made one, by the
+            // caller's `Bound`) cannot be met again by identity (equal text is still
+            // found by the contents table). Every other one is cached and kept alive,
+            // so its address stays its own.
+            // SAFETY: `p` is a live object (the caller's contract; the GIL is held).
+            if unsafe { ffi::Py_REFCNT(p) } > SOLE_OWNER {
                 self.str_ids.insert(id, index);
                 if let Some(entry) = self.str_cache.get_mut(slot) {
                     *entry = (id, index);
                 }
-                self.keep(obj);
+                // SAFETY: as above; the new reference is owned by `keep`.
+                let obj = unsafe { Bound::from_borrowed_ptr(self.py, p) };
+                self.keep(&obj);
             }
         }
         Ok(())
@@ -165,13 +202,34 @@ impl<'py> PyEncoder<'py> {
         Ok(())
     }
 
-    /// The `len` items of a list or tuple, each as AMF3.
+    /// The `len` items of a list or tuple, each as AMF3 (scalars read in place, the rest
+    /// owned while written).
     #[inline]
     fn amf3_items(&mut self, p: *mut ffi::PyObject, is_list: bool, len: usize) -> Result<()> {
         for i in 0..len {
-            let item = self.item(p, is_list, i, len)?;
-            self.amf3(&item)
+            // SAFETY: `p` is the list or tuple the caller holds, of `len` items: a list's
+            // size is checked again first (a hook inside an earlier item may have changed
+            // it), a tuple cannot change. The item is borrowed: `amf3_scalar` runs no
+            // Python code, and anything else is owned before it is written.
+            let item = unsafe {
+                if is_list {
+                    if ffi::PyList_GET_SIZE(p) as usize != len {
+                        return Err(self.enc.error("a list changed size while being encoded"));
+                    }
+                    ffi::PyList_GET_ITEM(p, i as ffi::Py_ssize_t)
+                } else {
+                    ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)
+                }
+            };
+            let written = self
+                .amf3_scalar(item)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
+            if !written {
+                // SAFETY: `item` is a live item of the list or tuple (above).
+                let item = unsafe { Bound::from_borrowed_ptr(self.py, item) };
+                self.amf3_container(&item)
+                    .map_err(|e| e.within(PathSegment::Index(i)))?;
+            }
         }
         Ok(())
     }
@@ -197,13 +255,61 @@ impl<'py> PyEncoder<'py> {
     /// Dynamic members from a dict with str keys, then the empty string that ends them.
     pub(super) fn amf3_members(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
         self.enter()?;
-        let p = obj.as_ptr();
-        let mut pos = 0;
-        while let Some((k, v)) = self.dict_next(p, &mut pos) {
-            self.amf3_member_obj(&k, &v)?;
-        }
+        self.amf3_members_in_place(obj.as_ptr())?;
         self.leave();
         self.enc.amf3_str("")
+    }
+
+    /// Every (key, value) of dict `d` (which the caller holds) as a member, read in
+    /// place (see `amf3_member_ptr`).
+    #[inline]
+    pub(super) fn amf3_members_in_place(&mut self, d: *mut ffi::PyObject) -> Result<()> {
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k = std::ptr::null_mut();
+        let mut v = std::ptr::null_mut();
+        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held;
+        // PyDict_Next stops at the end or if the dict changed size (a hook may change it
+        // while one of its values is written); what it lends is used as
+        // `amf3_member_ptr` says.
+        while unsafe { ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) } != 0 {
+            self.amf3_member_ptr(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// A member lent by a dict: a str name through the identity cache, a scalar value
+    /// read in place; a value that is a container is owned, with its name, before it is
+    /// written (a hook inside it may change the dict that lent them).
+    #[inline(always)]
+    fn amf3_member_ptr(&mut self, k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Result<()> {
+        // SAFETY: `k` and `v` were lent by a dict the caller holds, and nothing runs
+        // Python code before they are owned or done with; the length is read from an
+        // exact str.
+        unsafe {
+            if ffi::Py_TYPE(k) != &raw mut ffi::PyUnicode_Type || ffi::PyUnicode_GET_LENGTH(k) == 0
+            {
+                let key = Bound::from_borrowed_ptr(self.py, k);
+                let value = Bound::from_borrowed_ptr(self.py, v);
+                return self.amf3_member_obj(&key, &value);
+            }
+        }
+        self.amf3_str_ptr(k)?;
+        let py = self.py;
+        // SAFETY: as above: `k` is alive while no Python code has run.
+        let named =
+            |e: amfkit_core::Error| e.within(key_text(unsafe { &Bound::from_borrowed_ptr(py, k) }));
+        if self.amf3_scalar(v).map_err(named)? {
+            return Ok(());
+        }
+        // SAFETY: as above.
+        let (key, value) = unsafe {
+            (
+                Bound::from_borrowed_ptr(self.py, k),
+                Bound::from_borrowed_ptr(self.py, v),
+            )
+        };
+        self.amf3_container(&value)
+            .map_err(|e| e.within(key_text(&key)))
     }
 
     /// A member whose name is a str object (through the identity cache).
@@ -225,7 +331,7 @@ impl<'py> PyEncoder<'py> {
                 .enc
                 .error("an empty member name cannot be written in amf3"));
         }
-        self.amf3_str_obj(key)?;
+        self.amf3_str_ptr(kp)?;
         self.amf3(value).map_err(|e| e.within(key_text(key)))
     }
 

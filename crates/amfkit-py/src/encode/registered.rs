@@ -37,9 +37,28 @@ impl<'py> PyEncoder<'py> {
     }
 
     /// An instance's `__dict__` when it has one that is a dict.
+    ///
+    /// For a class whose `__dict__` is the one Python gives every instance, looked up
+    /// generically (`ClassInfo::plain_dict`: found at registration, and the class
+    /// unchanged since), the dict is taken directly (`PyObject_GenericGetDict`), without
+    /// a lookup of `__dict__` through the class.
     #[inline]
-    fn instance_dict(&mut self, obj: &Bound<'py, PyAny>) -> Result<Option<Bound<'py, PyAny>>> {
-        let d = self.attr_if_any(obj, self.t.names.dict)?;
+    fn instance_dict(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> Result<Option<Bound<'py, PyAny>>> {
+        let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+        let generic = info.plain_dict(unsafe { ffi::Py_TYPE(p) });
+        let d = if generic {
+            // SAFETY: as above; the instance dict exists (`plain_dict`), and the new
+            // reference (or the error) is taken at once.
+            let d = unsafe { ffi::PyObject_GenericGetDict(p, std::ptr::null_mut()) };
+            Some(self.own(d)?)
+        } else {
+            self.attr_if_any(obj, self.t.names.dict)?
+        };
         // SAFETY: `d` is a live object (a `Bound`: the GIL is held).
         Ok(d.filter(|d| unsafe { ffi::PyDict_Check(d.as_ptr()) } != 0))
     }
@@ -52,7 +71,7 @@ impl<'py> PyEncoder<'py> {
         info: &ClassInfo,
     ) -> Result<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
         let mut out = Vec::new();
-        if let Some(d) = self.instance_dict(obj)? {
+        if let Some(d) = self.instance_dict(obj, info)? {
             let filter = !info.static_set.is_empty() || !info.exclude.is_empty();
             for (k, v) in self.dict_items(d.as_ptr()) {
                 if filter {
@@ -120,11 +139,8 @@ impl<'py> PyEncoder<'py> {
         if info.dynamic {
             if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
                 // The common case: every attribute in `__dict__`, written in place.
-                if let Some(d) = self.instance_dict(obj)? {
-                    let mut pos = 0;
-                    while let Some((k, v)) = self.dict_next(d.as_ptr(), &mut pos) {
-                        self.amf3_member_obj(&k, &v)?;
-                    }
+                if let Some(d) = self.instance_dict(obj, info)? {
+                    self.amf3_members_in_place(d.as_ptr())?;
                 }
             } else {
                 for (k, v) in self.instance_members(obj, info)? {
