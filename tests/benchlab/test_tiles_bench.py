@@ -1,6 +1,6 @@
 """The tiles benchmark (the Amfphp tiles article), run once in --quick mode as a
-correctness test: every shape in AMF0 and AMF3 passes its checks, the report has every
-part, and its sections build with charts."""
+correctness test: every shape in AMF0 and AMF3 (the typed columns among them) passes its
+checks, the report has every part, and its sections build with charts."""
 
 from __future__ import annotations
 
@@ -31,6 +31,20 @@ def test_quick_tiles_benchmark(tmp_path, capsys):
     assert 19_000 < string["bytes"]["raw"] < 22_000
     assert string["bytes"]["gzip6"] < string["bytes"]["raw"] * 0.6
 
+    # the typed columns: in the run, no bigger than the AMF3 string gzipped at either
+    # level; Py3AMF (no Vector support) was checked to refuse them, and not timed
+    assert "Columns" in tiles.SHAPES
+    columns = next(r for r in report["results"] if r["case"] == "Columns AMF3")
+    string3 = next(r for r in report["results"] if r["case"] == "String AMF3")
+    assert columns["bytes"]["raw"] < string3["bytes"]["raw"]
+    assert all(columns["bytes"][level] <= string3["bytes"][level] for level in ("gzip1", "gzip6"))
+    if "py3amf" in columns["peers"]:
+        assert columns["peers"]["py3amf"] is None
+        assert any(c["case"] == "Columns AMF3" and c["check"].startswith("py3amf refuses it") and c["ok"] for c in report["checks"])
+        columns0 = next(r for r in report["results"] if r["case"] == "Columns AMF0")
+        assert columns0["peers"]["py3amf"]["total"]["wall_ms"]["median"] > 0  # AMF0: plain arrays, read and timed
+    assert any("typed columns" in text for text in report["findings"]["wire"])
+
     # every threshold was checked against a gateway; 0 compresses everything
     assert [t["threshold"] for t in report["thresholds"]] == list(tiles.DEFAULT_THRESHOLDS)
     assert all(c["compressed"] for c in report["thresholds"][0]["cases"])
@@ -38,7 +52,7 @@ def test_quick_tiles_benchmark(tmp_path, capsys):
     # data-ready: computed for every link, case and wire option, stated as computed
     ready = report["ready"]
     assert ready["computed"] is True
-    assert len(ready["rows"]) == len(tiles.DEFAULT_LINKS_MBIT) * 8 * len(tiles.WIRE_OPTIONS)
+    assert len(ready["rows"]) == len(tiles.DEFAULT_LINKS_MBIT) * 2 * len(tiles.SHAPES) * len(tiles.WIRE_OPTIONS)
     assert all(e["total_ms"] >= ready["rtt_ms"] for e in ready["rows"])
 
     assert all(report["findings"][topic] for topic in ("wire", "server", "client", "ready"))

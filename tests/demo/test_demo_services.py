@@ -1,9 +1,11 @@
 """The demo: its SQLite database, its services (echo, the Amfphp tiles article's tiles in
-four shapes and paged, the Protocol Buffers article's instrument prices), called through
-`Services` and through the demo `Gateway` in process (httpx's ASGI transport)."""
+four shapes, paged and as typed columns, the Protocol Buffers article's instrument
+prices), called through `Services` and through the demo `Gateway` in process (httpx's
+ASGI transport)."""
 
 from __future__ import annotations
 
+import array
 import asyncio
 import datetime
 import gzip
@@ -16,6 +18,7 @@ import httpx
 import pytest
 
 import amfkit
+import peers  # tests/support/peers.py (tests/conftest.py puts tests/support on sys.path)
 from amfkit import amf0, amf3
 from amfkit.demo import app as demo_app, data as demo_data
 from amfkit.demo.services import (
@@ -25,6 +28,7 @@ from amfkit.demo.services import (
     InstrumentPriceMedium,
     InstrumentPriceSmall,
     Tile,
+    TileColumns,
     ValueDate,
     build_services,
     instrument_price,
@@ -32,11 +36,12 @@ from amfkit.demo.services import (
 )
 from amfkit.remoting import packet
 from amfkit.remoting.client import AsyncClient
+from amfkit.remoting.http import gzip as gateway_gzip
 from amfkit.remoting.services import Context, Fault
 
 AMF0_CTX = Context(protocol="amf0")
 AMF3_CTX = Context(protocol="amf3")
-SHAPES = ("getTilesAsString", "getTilesAsArray", "getTilesAsRecordSet", "getTilesAsTypedObjects")
+SHAPES = ("getTilesAsString", "getTilesAsArray", "getTilesAsRecordSet", "getTilesAsTypedObjects", "getTilesAsColumns")
 
 
 def call(services, target, *args, context=AMF3_CTX):
@@ -171,6 +176,8 @@ def test_every_shape_carries_the_same_rows(services):
     assert table.alias == "org.amfkit.demo.Tile" and table.collection
     typed = call(services, "TileService.getTilesAsTypedObjects", 1)
     assert typed == [Tile(*r) for r in rows]
+    columns = call(services, "TileService.getTilesAsColumns", 1)
+    assert type(columns) is TileColumns and columns.rows() == rows
     assert call(services, "TileService.getTiles", 1).rows == rows
 
 
@@ -180,6 +187,9 @@ def test_sets_filter_and_unknown_sets_are_empty(services):
     assert parse_tiles_string("") == []
     assert call(services, "TileService.getTilesAsArray", 99) == []
     assert call(services, "TileService.getTilesAsRecordSet", 99).rows == []
+    assert call(services, "TileService.getTilesAsColumns", 99).rows() == []
+    assert amf3.decode(amf3.encode(call(services, "TileService.getTilesAsColumns", 99))).rows() == []
+    assert call(services, "TileService.getTilesAsColumns", 2).rows() == expected_rows(2)
     assert call(services, "TileService.getTilesAsString") == call(services, "TileService.getTilesAsString", 1)
     with pytest.raises(Fault) as e:
         call(services, "TileService.getTilesAsString", "1")
@@ -223,12 +233,66 @@ def test_pageable_recordset_pages_through_the_paging_service(services):
         call(services, "TileService.getTilesAsPageableRecordSet", 1, 0)
 
 
+def test_columns_decode_to_the_querys_rows_in_amf3_and_amf0(services):
+    """AMF3: the colours are a Vector.<uint> (marker 0x0E), the integer columns arrays of
+    AMF3 integers, in one sealed TileColumns; AMF0: arrays of numbers only."""
+    rows = expected_rows()
+    columns = call(services, "TileService.getTilesAsColumns", 1)
+    data = amf3.encode(columns)
+    # one object, sealed traits of 5 members (U29 (5 << 4) | 0b0011), the alias once
+    alias = b"org.amfkit.demo.TileColumns"
+    assert data[:3] == bytes([0x0A, 0x53, len(alias) << 1 | 1]) and data[3 : 3 + len(alias)] == alias
+    assert data.count(alias) == 1 and data.count(b"\x0e\x8f\x51\x00") == 1  # Vector.<uint>, 1000 items, not fixed
+    back = amf3.decode(data)
+    assert type(back) is TileColumns and back == columns and back.rows() == rows
+    assert isinstance(back.c, array.array) and back.c.typecode == "I" and back.c[0] == 0x98B76E
+    assert all(type(col) is list and len(col) == 1000 for col in (back.n, back.x, back.y, back.r))
+
+    as2 = call(services, "TileService.getTilesAsColumns", 1, context=AMF0_CTX)
+    assert type(as2.c) is list and as2 == columns
+    back0 = amf0.decode(amf0.encode(as2))
+    assert type(back0.c) is list and back0.rows() == rows  # no Vector behind an AVM+ switch
+
+
+@pytest.mark.parametrize("version", [0, 3], ids=["amf0", "amf3"])
+def test_columns_with_py3amf_as_the_client(services, version):
+    """Py3AMF reads the AMF0 columns back into the same rows; it has no Vector support
+    (docs/py3amf.md), so it refuses the AMF3 columns with its DecodeError."""
+    ctx = AMF0_CTX if version == 0 else AMF3_CTX
+    data = peers.amfkit_codec(version).encode(call(services, "TileService.getTilesAsColumns", 1, context=ctx))
+    with peers.registered(TileColumns, "org.amfkit.demo.TileColumns", static=TILE_COLUMNS, dynamic=False):
+        if version == 0:
+            back = peers.decode(data, version)
+            assert type(back) is TileColumns and back.rows() == expected_rows()
+        else:
+            with pytest.raises(peers.pyamf.DecodeError, match="Unknown data type"):
+                peers.decode(data, version)
+
+
+@pytest.mark.parametrize("level", [1, 6])
+def test_columns_are_no_bigger_than_the_string_gzipped(services, level):
+    """The goal of issue 16: the AMF3 columns no bigger than the string gzipped, at the
+    gateway's level 1 and at 6 (the demo's 1000 tiles, the gateway's gzip)."""
+    string = response_packet(3, call(services, "TileService.getTilesAsString", 1))
+    columns = response_packet(3, call(services, "TileService.getTilesAsColumns", 1))
+    assert len(columns) < len(string)
+    assert len(gateway_gzip(columns, level)) <= len(gateway_gzip(string, level))
+
+
+def test_columns_refuse_a_colour_that_is_not_six_hex_digits():
+    assert TileColumns.from_rows([(0, 1, 2, "0a0b0c", 3)]).rows() == [(0, 1, 2, "0a0b0c", 3)]
+    for bad in ("abcde", "abcdefa", "", "zzzzzz"):
+        with pytest.raises(ValueError):
+            TileColumns.from_rows([(0, 1, 2, bad, 3), (1, 1, 2, "ffffff", 3)])
+
+
 def test_discovery_hides_the_context_parameter(services):
     doc = {s["name"]: s for s in services.describe()["services"]}
     methods = {m["name"]: m for m in doc["TileService"]["methods"]}
     assert set(methods) == set(SHAPES) | {"getTiles", "getTilesAsPageableRecordSet"}
     assert [p["name"] for p in methods["getTilesAsRecordSet"]["params"]] == ["set_id"]
     assert [p["name"] for p in methods["getTilesAsPageableRecordSet"]["params"]] == ["set_id", "pageSize"]
+    assert [p["name"] for p in methods["getTilesAsColumns"]["params"]] == ["set_id"]
     assert {m["name"] for m in doc["PageableResult"]["methods"]} == {"getRecords", "release"}
 
 
@@ -327,10 +391,12 @@ def test_shape_sizes_reproduce_the_article_and_beat_it_in_amf3(services):
         ("getTilesAsArray", "amf0"): 64034,
         ("getTilesAsRecordSet", "amf0"): 50207,
         ("getTilesAsTypedObjects", "amf0"): 86034,
+        ("getTilesAsColumns", "amf0"): 45102,
         ("getTilesAsString", "amf3"): 20498,
         ("getTilesAsArray", "amf3"): 26422,
         ("getTilesAsRecordSet", "amf3"): 20483,
         ("getTilesAsTypedObjects", "amf3"): 20447,
+        ("getTilesAsColumns", "amf3"): 14472,
     }
 
 
@@ -378,6 +444,9 @@ def test_gateway_tile_shapes_amf0_and_amf3(gateway):
         assert parse_tiles_string(got["getTilesAsString"]) == rows
         assert [tuple(d[c] for c in TILE_COLUMNS) for d in got["getTilesAsArray"]] == rows
         assert got["getTilesAsTypedObjects"] == [Tile(*r) for r in rows]
+        columns = got["getTilesAsColumns"]
+        assert type(columns) is TileColumns and columns.rows() == rows
+        assert isinstance(columns.c, array.array) is amf3_mode  # a Vector.<uint> in AMF3 only
         rs = got["getTilesAsRecordSet"]
         if amf3_mode:
             assert isinstance(rs, amfkit.ArrayCollection) and list(rs) == [Tile(*r) for r in rows]
@@ -419,6 +488,7 @@ def test_gateway_json_rpc(gateway):
                 {"jsonrpc": "2.0", "id": 2, "method": "TileService.getTilesAsTypedObjects", "params": [2]},
                 {"jsonrpc": "2.0", "id": 3, "method": "InstrumentPriceService.getSmall", "params": []},
                 {"jsonrpc": "2.0", "id": 4, "method": "EchoService.fail", "params": ["nope"]},
+                {"jsonrpc": "2.0", "id": 5, "method": "TileService.getTilesAsColumns", "params": [2]},
             ]
             r = await http.post("/gateway", content=json.dumps(batch), headers={"content-type": "application/json"})
             return r.status_code, r.json()
@@ -431,6 +501,8 @@ def test_gateway_json_rpc(gateway):
     small = by_id[3]["result"]
     assert small["date1"] == {"year": 2010, "month": 4, "day": 2} and small["text1"] == "EUR/USD"
     assert by_id[4]["error"]["message"] == "nope"
+    columns = by_id[5]["result"]
+    assert list(zip(*(columns[k] for k in TILE_COLUMNS))) == [(n, x, y, int(c, 16), r) for n, x, y, c, r in expected_rows(2)]
 
 
 @pytest.mark.parametrize("version", [0, 3])

@@ -1,5 +1,6 @@
 """The `tiles` experiment (the Amfphp tiles article): the demo's 1000-row tile query in
-four shapes (docs/benchmarks.md names the articles the lab reproduces).
+the article's shapes and as typed columns (docs/benchmarks.md names the articles the lab
+reproduces).
 
     amfkit bench tiles                        # 50 repetitions per figure (about 10 s)
     python -m amfkit.benchlab.tiles --quick   # 3 repetitions (a few seconds)
@@ -9,14 +10,15 @@ The article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
 comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
 string was fastest from request to data-ready. This experiment measures the same query on
 amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo.data` in a
-temporary directory), in its four shapes (string, array of objects, recordset, typed
-objects) and in AMF0 and AMF3:
+temporary directory), in its five shapes (string, array of objects, recordset, typed
+objects, typed columns: `TileColumns`, an array per field and the colours as a
+`Vector.<uint>` in AMF3) and in AMF0 and AMF3:
 
 1. **Server** time split into phases, each timed on its own with `benchlab.timing.measure`:
    - *query*: the SQL statement executed and every row fetched (the same for all shapes);
    - *conversion*: the rows turned into the shape (the string join, a dict per row, the
-     `RecordSet` and its view for the protocol, a `Tile` per row), exactly as
-     `TileService` does;
+     `RecordSet` and its view for the protocol, a `Tile` per row, the columns), exactly
+     as `TileService` does;
    - *encoding*: the whole response packet through `amfkit.remoting.packet.encode`;
    - and, for comparison, the whole in-process gateway call (`Gateway.respond`, no HTTP,
      through an event loop), without and with gzip.
@@ -26,9 +28,12 @@ objects) and in AMF0 and AMF3:
    setting, 25 KiB: Amfphp's default), checked against a real gateway at that threshold.
 3. **Client**: the time to decode the answer (`amfkit.remoting.packet.decode`, what a
    Python client uses) and to get it into rows (a list of tuples; the string is split by
-   `amfkit.demo.services.parse_tiles_string`); beside it Py3AMF's remoting decoder as the
-   slow client, pure Python and with its Cython extension when that is built (`Tile` is
-   registered with Py3AMF for the run, as its client would; `--no-py3amf` leaves it out).
+   `amfkit.demo.services.parse_tiles_string`, the columns zipped by `TileColumns.rows`);
+   beside it Py3AMF's remoting decoder as the slow client, pure Python and with its
+   Cython extension when that is built (`Tile` and `TileColumns` are registered with
+   Py3AMF for the run, as its client would; `--no-py3amf` leaves it out). Py3AMF cannot
+   read Vectors (docs/py3amf.md): for the AMF3 columns the check is that it refuses them
+   with its `DecodeError`, and nothing is timed.
 4. **Data-ready** time at a few link speeds, *computed* (not measured) from the figures
    above: server (the gateway call) + compression + one round trip + the bytes at the
    link's rate + decompression + client decode and rows. It leaves out TCP slow start,
@@ -87,13 +92,21 @@ NAME = "tiles"
 #: The article this experiment reproduces (docs/benchmarks.md).
 ARTICLE = "the Amfphp tiles article"
 SUMMARY = (
-    f"1000 tiles x 4 shapes, AMF0/AMF3 ({ARTICLE}): server phases, bytes with gzip and thresholds, "
+    f"1000 tiles x 5 shapes, AMF0/AMF3 ({ARTICLE}): server phases, bytes with gzip and thresholds, "
     "client decode to rows, computed time to data-ready"
 )
 
 #: The shapes, by the suffix of their TileService method (getTilesAs<shape>).
-SHAPES = ("String", "Array", "RecordSet", "TypedObjects")
-SHAPE_WORDS = {"String": "string", "Array": "array of objects", "RecordSet": "recordset", "TypedObjects": "typed objects"}
+SHAPES = ("String", "Array", "RecordSet", "TypedObjects", "Columns")
+SHAPE_WORDS = {
+    "String": "string",
+    "Array": "array of objects",
+    "RecordSet": "recordset",
+    "TypedObjects": "typed objects",
+    "Columns": "typed columns",
+}
+#: (shape, version) -> why a peer cannot decode that answer; the check is that it refuses.
+PEER_LIMITS = {("Columns", 3): "Py3AMF has no Vector support (docs/py3amf.md): the colours are a Vector.<uint>"}
 VERSIONS = (0, 3)
 SET_ID = 1
 ROWS = 1000
@@ -175,7 +188,7 @@ class Options:
 def _conversions() -> dict[str, Callable[[list[tuple[Any, ...]], int], Any]]:
     """Rows -> each shape, as `TileService` builds it (the check compares the bytes)."""
     from ..data.recordset import RecordSet
-    from ..demo.services import TILE_ALIAS, TILE_COLUMNS, Tile
+    from ..demo.services import TILE_ALIAS, TILE_COLUMNS, Tile, TileColumns
     from ..remoting.services import Context
 
     contexts = {0: Context(protocol="amf0"), 3: Context(protocol="amf3")}
@@ -192,18 +205,23 @@ def _conversions() -> dict[str, Callable[[list[tuple[Any, ...]], int], Any]]:
     def typed(rows: list[tuple[Any, ...]], version: int) -> list[Any]:
         return [Tile(*row) for row in rows]
 
-    return {"String": string, "Array": array, "RecordSet": recordset, "TypedObjects": typed}
+    def columns(rows: list[tuple[Any, ...]], version: int) -> TileColumns:
+        return TileColumns.from_rows(rows, contexts[version].protocol)
+
+    return {"String": string, "Array": array, "RecordSet": recordset, "TypedObjects": typed, "Columns": columns}
 
 
 def rows_of(value: Any) -> list[tuple[Any, ...]]:
     """A client's step from a decoded tile answer (amfkit's decoder) to rows, a tuple
-    (n, x, y, c, r) each: the string is split; the AS2 recordset's rows are arrays in
-    `columnNames` order; objects are read by member name (dicts by key, `Tile` by
-    attribute)."""
-    from ..demo.services import TILE_COLUMNS, parse_tiles_string
+    (n, x, y, c, r) each: the string is split; the columns are zipped (the colours
+    formatted as text again); the AS2 recordset's rows are arrays in `columnNames`
+    order; objects are read by member name (dicts by key, `Tile` by attribute)."""
+    from ..demo.services import TILE_COLUMNS, TileColumns, parse_tiles_string
 
     if isinstance(value, str):
         return parse_tiles_string(value)
+    if isinstance(value, TileColumns):
+        return value.rows()
     if isinstance(value, Mapping) and "serverInfo" in value:
         info = value["serverInfo"]
         columns = list(info["columnNames"])
@@ -266,25 +284,29 @@ def _pass(checks: list[dict[str, Any]], case: str, what: str) -> None:
 
 @dataclass
 class _Peer:
-    """Py3AMF as a client: its remoting decoder in one mode, and its AS2 RecordSet class."""
+    """Py3AMF as a client: its remoting decoder in one mode, its AS2 RecordSet class, and
+    the exception it raises on what it cannot decode."""
 
     name: str
     decode: Callable[[bytes], Any]
     recordset_class: Any
+    decode_error: type[BaseException]
 
 
 def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) -> list[_Peer]:
     """Py3AMF's remoting decoder, pure Python and (when built) Cython, with the demo's
-    `Tile` registered for the run as a Py3AMF client would (unregistered afterwards)."""
+    `Tile` and `TileColumns` registered for the run as a Py3AMF client would
+    (unregistered afterwards)."""
     try:
         # amf0 for its RecordSet; flex for Flex's ArrayCollection
         pyamf = peer_libs.import_py3amf("amf0", "flex", "remoting")
     except ImportError as exc:
         skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
         return []
-    from ..demo.services import TILE_ALIAS, Tile
+    from ..demo.services import TILE_ALIAS, TILE_COLUMNS_ALIAS, Tile, TileColumns
 
     peer_libs.register_py3amf(stack, pyamf, Tile, TILE_ALIAS)
+    peer_libs.register_py3amf(stack, pyamf, TileColumns, TILE_COLUMNS_ALIAS)
 
     def decoder(use_ext: bool) -> Callable[[bytes], Any]:
         def decode(data: bytes) -> Any:
@@ -292,9 +314,9 @@ def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) ->
 
         return decode
 
-    peers = [_Peer("py3amf", decoder(False), pyamf.amf0.RecordSet)]
+    peers = [_Peer("py3amf", decoder(False), pyamf.amf0.RecordSet, pyamf.DecodeError)]
     if peer_libs.py3amf_ext_built():
-        peers.append(_Peer("py3amf-ext", decoder(True), pyamf.amf0.RecordSet))
+        peers.append(_Peer("py3amf-ext", decoder(True), pyamf.amf0.RecordSet, pyamf.DecodeError))
     else:
         skipped.append({"peer": "py3amf-ext", "reason": "Py3AMF's Cython extension (cpyamf) is not built here"})
     return peers
@@ -459,7 +481,7 @@ def _run_case(
         "peers": {},
     }
     for peer in peers:
-        row["peers"][peer.name] = _run_peer(case, raw, rows, peer, options, checks)
+        row["peers"][peer.name] = _run_peer(case, raw, rows, peer, options, checks, PEER_LIMITS.get((shape, version)))
     return row
 
 
@@ -475,8 +497,11 @@ def _run_peer(
     peer: _Peer,
     options: Options,
     checks: list[dict[str, Any]],
+    limit: str | None = None,
 ) -> dict[str, Any] | None:
-    """A peer as the client: decode the packet and get the rows (its check warms it up)."""
+    """A peer as the client: decode the packet and get the rows (its check warms it up).
+    With a `limit` (why the peer cannot decode this answer) the check is that it refuses
+    the packet with its decode error; nothing is timed."""
     what = f"{peer.name} client rows equal the query's"
 
     def client() -> list[tuple[Any, ...]]:
@@ -487,7 +512,10 @@ def _run_peer(
         try:
             got = client()
         except Exception as exc:
-            _fail(checks, case, what, f"{type(exc).__name__}: {exc}")
+            if limit is not None and isinstance(exc, peer.decode_error):
+                _pass(checks, case, f"{peer.name} refuses it: {limit}")
+            else:
+                _fail(checks, case, what, f"{type(exc).__name__}: {exc}")
             return None
         if got != rows:
             _fail(checks, case, what, "rows differ")
@@ -655,6 +683,14 @@ def _wire_findings(report: dict[str, Any], out: list[str]) -> None:
             f"it gzipped at level 6 ({rs3['bytes']['gzip6']:,} vs {s3['bytes']['gzip6']:,}; level 1: "
             f"{rs3['bytes']['gzip1']:,} vs {s3['bytes']['gzip1']:,})."
         )
+    c3 = _row(report, "Columns", 3)
+    if s3 and c3:
+        out.append(
+            f"AMF3: the typed columns are {_pct(c3['bytes']['raw'], s3['bytes']['raw'])} the string uncompressed "
+            f"({c3['bytes']['raw']:,} vs {s3['bytes']['raw']:,} bytes), {_pct(c3['bytes']['gzip1'], s3['bytes']['gzip1'])} it "
+            f"gzipped at level 1 ({c3['bytes']['gzip1']:,} vs {s3['bytes']['gzip1']:,}) and {_pct(c3['bytes']['gzip6'], s3['bytes']['gzip6'])} "
+            f"it at level 6 ({c3['bytes']['gzip6']:,} vs {s3['bytes']['gzip6']:,})."
+        )
     s0, a0, t0, rs0 = (_row(report, s, 0) for s in ("String", "Array", "TypedObjects", "RecordSet"))
     if s0 and a0 and t0 and rs0:
         out.append(
@@ -753,6 +789,16 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
             f"{fmt_figure(conv['Array'])} ms and the string join {fmt_figure(conv['String'])} ms; the article's PHP loop (fetch "
             f"included) took {SEED['server']['String']['creation_ms']:g} ms for the string and {SEED['server']['Array']['creation_ms']:g} ms for the array."
         )
+    s3, c3 = _row(report, "String", 3), _row(report, "Columns", 3)
+    if s3 and c3:
+        out.append(
+            f"The AMF3 typed columns take {_x(c3['server_ms'], s3['server_ms'])} the string's server time (query + conversion + "
+            f"encoding: {fmt_figure(c3['server_ms'])} vs {fmt_figure(s3['server_ms'])} ms) and "
+            f"{_x(_med(c3['server']['gateway']), _med(s3['server']['gateway']))} its gateway call "
+            f"({fmt_figure(_med(c3['server']['gateway']))} vs {fmt_figure(_med(s3['server']['gateway']))} ms): turning the rows into "
+            f"columns costs {fmt_figure(_med(c3['server']['conversion']))} ms against the join's {fmt_figure(_med(s3['server']['conversion']))}, "
+            f"and encoding them {fmt_figure(_med(c3['server']['encoding']))} ms."
+        )
     extra = [_med(r["server"]["gateway"]) - r["server_ms"] for r in rows]
     gz = [_med(r["server"]["gateway_gzip"]) - _med(r["server"]["gateway"]) for r in rows]
     out.append(
@@ -771,6 +817,14 @@ def _client_findings(report: dict[str, Any], out: list[str]) -> None:
             f"{fmt_figure(_med(s3['client']['decode']))} ms decode; the AMF3 recordset needs {fmt_figure(_med(rs3['client']['decode']))} ms to "
             f"decode and {fmt_figure(_med(rs3['client']['rows']))} ms to read its rows: {fmt_figure(_med(s3['client']['total']))} against "
             f"{fmt_figure(_med(rs3['client']['total']))} ms to rows in all."
+        )
+    c3 = _row(report, "Columns", 3)
+    if s3 and c3:
+        out.append(
+            f"The AMF3 typed columns decode in {fmt_figure(_med(c3['client']['decode']))} ms and zip back into rows (the colours "
+            f"formatted as text again) in {fmt_figure(_med(c3['client']['rows']))} ms: {fmt_figure(_med(c3['client']['total']))} ms "
+            f"to rows against the string's {fmt_figure(_med(s3['client']['total']))}; a Flash or Royale client uses the columns "
+            f"as they come."
         )
     fastest = min(rows, key=lambda r: _med(r["client"]["total"]))
     slowest = max(rows, key=lambda r: _med(r["client"]["total"]))
@@ -806,6 +860,11 @@ def _client_findings(report: dict[str, Any], out: list[str]) -> None:
             if strings:
                 text += f" (the string, where splitting dominates: {_x(min(strings), 1)}-{_x(max(strings), 1)})"
             out.append(text + ".")
+    for check in report["checks"]:
+        for peer in _PEER_WORDS:
+            if check["ok"] and check["check"].startswith(f"{peer} refuses it: "):
+                reason = check["check"].split(": ", 1)[1]
+                out.append(f"{_PEER_WORDS[peer]} cannot decode {check['case']}: {reason}; it is not timed there.")
 
 
 _PEER_WORDS = {"py3amf": "Py3AMF (pure Python)", "py3amf-ext": "Py3AMF with its Cython extension"}
@@ -990,7 +1049,7 @@ def format_report(report: dict[str, Any]) -> str:
     opts = report["options"]
     tables = _tables(report)
     out = [
-        f"amfkit bench tiles: the demo's {report['rows']:,}-row tile query ({ARTICLE}), 4 shapes x AMF0/AMF3",
+        f"amfkit bench tiles: the demo's {report['rows']:,}-row tile query ({ARTICLE}), {len(SHAPES)} shapes x AMF0/AMF3",
         f"times: wall-clock ms, median (min-max) of {opts['repeat']} repetitions after {opts['warmup']} warm-up "
         f"(Py3AMF: {opts['slow_repeat']})",
         "",
@@ -1074,7 +1133,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     if th:
         wire_charts.append(
             Chart(
-                "Bytes the gateway sends at each gzip threshold (all 8 answers)",
+                f"Bytes the gateway sends at each gzip threshold (all {len(th[0]['cases'])} answers)",
                 "bytes",
                 [
                     Bar(THRESHOLD_WORDS.get(t["threshold"], f"{t['threshold']:,} B"), float(sum(c["wire_bytes"] for c in t["cases"])), group="threshold")
@@ -1119,7 +1178,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         Section(
             f"tiles: server time ({ARTICLE})",
             intro=(
-                "The demo's 1000-row tile query (TileService over SQLite) in four shapes, AMF0 and AMF3. Server time split into "
+                "The demo's 1000-row tile query (TileService over SQLite) in five shapes, AMF0 and AMF3. Server time split into "
                 "the SQL query and fetch, the conversion of the rows into the shape, and the encoding of the response packet; "
                 "beside them the whole in-process gateway call (Gateway.respond, no HTTP). The article's Amfphp figures (AMF0, "
                 "PHP 4 on a 2007 Opteron) are the hatched bars. " + method
