@@ -189,6 +189,9 @@ pub struct Decoder<'de, V: Visitor<'de>> {
     pub(crate) refs0: Vec<V::Value>,
     pub(crate) classes0: FxHashMap<&'de str, Rc<V::Traits>>,
     pub(crate) keys0: FxHashMap<&'de str, V::Str>,
+    /// Short AMF0 string values looked up in `keys0`, and how many were found there
+    /// (values stop going through it when few repeat).
+    pub(crate) values0: (u32, u32),
     pub(crate) strings: Vec<(&'de str, Option<V::Str>)>,
     /// How many AMF3 string references were read (see [`Decoder::amf3_inline_strings`]).
     pub(crate) string_references: u32,
@@ -220,6 +223,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             refs0: Vec::new(),
             classes0: FxHashMap::default(),
             keys0: FxHashMap::default(),
+            values0: (0, 0),
             strings: Vec::new(),
             string_references: 0,
             refs3: Vec::new(),

@@ -29,10 +29,9 @@ pub struct ClassInfo {
     /// class's MRO is the interpreter's own descriptor) and the class looks attributes up
     /// generically: the encoder may then take an instance's dict directly.
     plain_dict: bool,
-    /// `plain_dict`, no class on the MRO has a data descriptor (a property, a slot) but
-    /// the dunder ones, and `__new__` is `object.__new__`: setting an attribute is storing
-    /// it in the instance dict, which is empty when made, so the decoder may fill a dict
-    /// and make it the instance's.
+    /// `plain_dict`, and no class on the MRO has a data descriptor (a property, a slot)
+    /// but the dunder ones: setting an attribute is storing it in the instance dict, so
+    /// the decoder may store members there directly.
     plain_members: bool,
     /// The class's version tag when the two were found (see [`version_tag`]).
     version_tag: u32,
@@ -148,12 +147,7 @@ fn class_shape(cls: &Bound<'_, PyType>) -> (bool, bool) {
         }
     }
     let plain_dict = dict_found == Some(true);
-    // SAFETY: both are live type objects (`object` is static); their slots are compared
-    // by address only.
-    let object_new = unsafe {
-        (*tp).tp_new.map(|f| f as usize) == ffi::PyBaseObject_Type.tp_new.map(|f| f as usize)
-    };
-    (plain_dict, plain_dict && !data_descriptors && object_new)
+    (plain_dict, plain_dict && !data_descriptors)
 }
 
 /// The type's version tag: CPython changes it whenever the class or a base is modified

@@ -8,7 +8,8 @@ use crate::error::{Error, ErrorKind, PathSegment, Result};
 use crate::read::Decoder;
 use crate::visit::{ArrayKind, TraitsDef, Visitor, XmlKind};
 
-/// Keys up to this many bytes are cached per stream (AMF0 repeats them in every object).
+/// Keys and string values up to this many bytes are made once per stream (AMF0 has no
+/// string references: names and short values repeat in every object).
 const KEY_CACHE_MAX_LEN: usize = 64;
 const KEY_CACHE_MAX_ENTRIES: usize = 4096;
 
@@ -101,8 +102,34 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
     fn amf0_string(&mut self, v: &mut V, len: usize) -> Result<V::Value> {
         self.check_size("string length", len as u64)?;
         let text = self.bytes.utf8("string length", len)?;
-        let s = v.str(text)?;
+        // Values go through the cache while at least one in four is found there (after
+        // the first 64): a stream of distinct values (ids, labels) does not pay for it.
+        let (looked, found) = self.values0;
+        let s = if len <= KEY_CACHE_MAX_LEN && (looked < 64 || found >= looked / 4) {
+            let before = self.keys0.len();
+            let s = self.amf0_cached_str(v, text)?;
+            self.values0 = (looked + 1, found + u32::from(self.keys0.len() == before));
+            s
+        } else {
+            v.str(text)?
+        };
         v.string(&s)
+    }
+
+    /// The model's string for a short text, made once per stream: AMF0 has no string
+    /// references, so member names and short values repeat object after object. The
+    /// cache holds at most `KEY_CACHE_MAX_ENTRIES` texts (then new ones are made each
+    /// time).
+    #[inline]
+    fn amf0_cached_str(&mut self, v: &mut V, text: &'de str) -> Result<V::Str> {
+        if let Some(s) = self.keys0.get(text) {
+            return Ok(s.clone());
+        }
+        let s = v.str(text)?;
+        if self.keys0.len() < KEY_CACHE_MAX_ENTRIES {
+            self.keys0.insert(text, s.clone());
+        }
+        Ok(s)
     }
 
     /// The model's traits for an AMF0 class name ("" for anonymous objects), resolved
@@ -140,14 +167,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         }
         let text = self.bytes.utf8("key length", len)?;
         if len <= KEY_CACHE_MAX_LEN {
-            if let Some(s) = self.keys0.get(text) {
-                return Ok(Some((text, s.clone())));
-            }
-            let s = v.str(text)?;
-            if self.keys0.len() < KEY_CACHE_MAX_ENTRIES {
-                self.keys0.insert(text, s.clone());
-            }
-            return Ok(Some((text, s)));
+            return Ok(Some((text, self.amf0_cached_str(v, text)?)));
         }
         Ok(Some((text, v.str(text)?)))
     }

@@ -58,17 +58,29 @@ pub struct PyTraits<'py> {
     /// In lossless decoding, for anonymous and typed objects: `(alias, sealed names,
     /// dynamic)`, one tuple per traits definition read.
     token: Option<Bound<'py, PyAny>>,
+    /// An object of these traits had more than `SETATTR_MEMBERS` dynamic members: the
+    /// next ones take their instance dict from the first (see `PyObj::members`).
+    many_members: std::cell::Cell<bool>,
 }
 
-/// An object being read: the object, and where its members go when that is not the
-/// object itself.
+/// An object being read: the object, and where its dynamic members go when that is not
+/// the object itself.
 pub struct PyObj<'py> {
     obj: Bound<'py, PyAny>,
-    /// For a registered class whose members are plain (`ClassInfo::plain_members`): a
-    /// new dict that becomes the instance's `__dict__` at the end (storing into a dict
-    /// skips the class lookup a setattr makes per member). None: members are set on `obj`.
+    /// Whether `obj` is an instance of a registered class whose members are plain
+    /// (`ClassInfo::plain_members`).
+    plain: bool,
+    /// Dynamic members set so far.
+    dynamic: u32,
+    /// For a plain instance with many dynamic members: its `__dict__`, which they go into
+    /// directly (a setattr looks each name up through the class first, which costs more
+    /// than taking the dict when there are many). Taken past the first
+    /// `SETATTR_MEMBERS`, or at the first when an earlier object of the traits had more.
     members: Option<Bound<'py, PyAny>>,
 }
+
+/// Dynamic members set through setattr before a plain instance's dict is taken.
+const SETATTR_MEMBERS: u32 = 3;
 
 pub enum PyArr<'py> {
     List {
@@ -194,12 +206,6 @@ impl<'py> PyVisitor<'py> {
         key: &Bound<'py, PyString>,
         value: Bound<'py, PyAny>,
     ) -> Result<()> {
-        if let Some(members) = &object.members {
-            // SAFETY: the three are live objects (`Bound`s: the GIL is held) and `members`
-            // is the plain dict object_begin made.
-            let rc = unsafe { ffi::PyDict_SetItem(members.as_ptr(), key.as_ptr(), value.as_ptr()) };
-            return self.check(rc);
-        }
         let obj = &object.obj;
         // SAFETY: the three are live objects (`Bound`s: the GIL is held), and `obj` was
         // made for these traits: an instance of the registered class, or a dict (an
@@ -660,6 +666,7 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             sealed,
             dynamic: def.dynamic,
             token,
+            many_members: std::cell::Cell::new(false),
         })
     }
 
@@ -742,21 +749,14 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 return Err(self.fail(e));
             }
         }
-        let members = match &traits.shape {
-            // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
-            Shape::Registered(info)
-                if info.plain_members(unsafe { ffi::Py_TYPE(obj.as_ptr()) }) =>
-            {
-                // SAFETY: the GIL is held; the new reference is owned at once by `own`,
-                // which checks it for null.
-                Some(self.own(unsafe { ffi::PyDict_New() })?)
-            }
-            _ => None,
-        };
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+        let plain = matches!(&traits.shape, Shape::Registered(info) if info.plain_members(unsafe { ffi::Py_TYPE(obj.as_ptr()) }));
         Ok((
             PyObj {
                 obj: obj.clone(),
-                members,
+                plain,
+                dynamic: 0,
+                members: None,
             },
             obj,
         ))
@@ -791,6 +791,28 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             }
             if !info.accepts(text) {
                 return Ok(());
+            }
+        }
+        if object.plain {
+            object.dynamic += 1;
+            if object.members.is_none()
+                && (traits.many_members.get() || object.dynamic > SETATTR_MEMBERS)
+            {
+                traits.many_members.set(true);
+                // SAFETY: `obj` is an instance of a class with Python's own `__dict__`
+                // (the GIL is held); the new reference is owned at once by `own`, which
+                // checks it for null.
+                let d = unsafe {
+                    ffi::PyObject_GenericGetDict(object.obj.as_ptr(), std::ptr::null_mut())
+                };
+                object.members = Some(self.own(d)?);
+            }
+            if let Some(members) = &object.members {
+                // SAFETY: the three are live objects (`Bound`s: the GIL is held) and
+                // `members` is the instance's dict, a dict.
+                let rc =
+                    unsafe { ffi::PyDict_SetItem(members.as_ptr(), key.as_ptr(), value.as_ptr()) };
+                return self.check(rc);
             }
         }
         self.set_member(object, traits, key, value)
@@ -858,18 +880,6 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
 
     #[inline]
     fn object_end(&mut self, object: Self::Object, _traits: &Self::Traits) -> Result<Self::Value> {
-        if let Some(members) = &object.members {
-            // SAFETY: `obj` is an instance of a registered class with Python's own
-            // `__dict__` and `members` a dict (both `Bound`s: the GIL is held).
-            let rc = unsafe {
-                ffi::PyObject_GenericSetDict(
-                    object.obj.as_ptr(),
-                    members.as_ptr(),
-                    std::ptr::null_mut(),
-                )
-            };
-            self.check(rc)?;
-        }
         Ok(object.obj)
     }
 

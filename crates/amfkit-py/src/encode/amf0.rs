@@ -12,35 +12,65 @@ impl<'py> PyEncoder<'py> {
     /// Write one AMF0 value; what AMF0 cannot carry goes through the AVM+ switch.
     #[inline]
     pub(crate) fn amf0(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
-        let p = obj.as_ptr();
-        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held); PyFloat_AS_DOUBLE
-        // reads an exact float, and None/True are compared by address only.
+        if self.amf0_scalar(obj.as_ptr())? {
+            return Ok(());
+        }
+        self.amf0_container(obj)
+    }
+
+    /// Write `p` if it is a str, float, int, None or bool (exact types), read in place;
+    /// returns false, having written nothing, for anything else (see `amf3_scalar`: no
+    /// Python code runs, so the container the caller reads keeps `p` alive).
+    #[inline(always)]
+    fn amf0_scalar(&mut self, p: *mut ffi::PyObject) -> Result<bool> {
+        // SAFETY: `p` is a live object held by the caller or by a container it holds (the
+        // GIL is held); PyFloat_AS_DOUBLE reads an exact float, and None/True are
+        // compared by address only.
         unsafe {
             let tp = ffi::Py_TYPE(p);
             if tp == &raw mut ffi::PyUnicode_Type {
                 let s = self.str_of(p)?;
-                return self.enc.amf0_string(s);
+                self.enc.amf0_string(s)?;
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyFloat_Type {
                 self.enc.amf0_number(ffi::PyFloat_AS_DOUBLE(p));
-                return Ok(());
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyLong_Type {
-                return self.amf0_int(p);
-            }
-            if tp == &raw mut ffi::PyDict_Type {
-                return self.amf0_dict(obj);
-            }
-            if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
-                return self.amf0_sequence(obj);
+                self.amf0_int(p)?;
+                return Ok(true);
             }
             if p == ffi::Py_None() {
                 self.enc.amf0_null();
-                return Ok(());
+                return Ok(true);
             }
             if tp == &raw mut ffi::PyBool_Type {
                 self.enc.amf0_bool(p == ffi::Py_True());
-                return Ok(());
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Write a value that is not a hot scalar: a dict, a list or tuple, an instance of
+    /// the registered class met last, then the cold kinds.
+    #[inline]
+    fn amf0_container(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
+        let tp = unsafe { ffi::Py_TYPE(obj.as_ptr()) };
+        if tp == &raw mut ffi::PyDict_Type {
+            return self.amf0_dict(obj);
+        }
+        if tp == &raw mut ffi::PyList_Type || tp == &raw mut ffi::PyTuple_Type {
+            return self.amf0_sequence(obj);
+        }
+        if tp as usize == self.last_class.0 {
+            // SAFETY: the cached entry came from `self.reg`, which this encoder holds
+            // (see `registered`).
+            let info = unsafe { &*self.last_class.1 };
+            if !info.externalizable {
+                return self.amf0_registered(obj, info);
             }
         }
         self.amf0_cold(obj)
@@ -90,9 +120,27 @@ impl<'py> PyEncoder<'py> {
         let (is_list, len) = list_or_tuple_len(p);
         self.enc.amf0_strict_array_start(len)?;
         for i in 0..len {
-            let item = self.item(p, is_list, i, len)?;
-            self.amf0(&item)
+            // SAFETY: as in `amf3_items`: the list's size is checked again first, and
+            // the item is borrowed only while no Python code runs.
+            let item = unsafe {
+                if is_list {
+                    if ffi::PyList_GET_SIZE(p) as usize != len {
+                        return Err(self.enc.error("a list changed size while being encoded"));
+                    }
+                    ffi::PyList_GET_ITEM(p, i as ffi::Py_ssize_t)
+                } else {
+                    ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)
+                }
+            };
+            let written = self
+                .amf0_scalar(item)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
+            if !written {
+                // SAFETY: `item` is a live item of the list or tuple (above).
+                let item = unsafe { Bound::from_borrowed_ptr(self.py, item) };
+                self.amf0_container(&item)
+                    .map_err(|e| e.within(PathSegment::Index(i)))?;
+            }
         }
         self.leave();
         Ok(())
@@ -117,7 +165,54 @@ impl<'py> PyEncoder<'py> {
     /// the object-end marker.
     fn amf0_members(&mut self, obj: &Bound<'py, PyAny>, any_key: bool) -> Result<()> {
         self.enter()?;
-        for (k, v) in self.dict_items(obj.as_ptr()) {
+        self.amf0_members_in_place(obj.as_ptr(), any_key)?;
+        self.leave();
+        self.enc.amf0_object_end();
+        Ok(())
+    }
+
+    /// Every (key, value) of dict `d` (which the caller holds) as a member: an exact str
+    /// key and a scalar value read in place; anything else owned first (as in
+    /// `amf3_member_ptr`).
+    pub(super) fn amf0_members_in_place(
+        &mut self,
+        d: *mut ffi::PyObject,
+        any_key: bool,
+    ) -> Result<()> {
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k = std::ptr::null_mut();
+        let mut v = std::ptr::null_mut();
+        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held;
+        // PyDict_Next stops at the end or if the dict changed size. A lent key and value
+        // are used in place only while no Python code runs (an exact str key's text, a
+        // scalar value), and owned before anything else.
+        while unsafe { ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) } != 0 {
+            if unsafe { ffi::Py_TYPE(k) } == &raw mut ffi::PyUnicode_Type {
+                let key = self.str_of(k)?;
+                self.enc.amf0_utf(key)?;
+                if self
+                    .amf0_scalar(v)
+                    .map_err(|e| e.within(PathSegment::key(key)))?
+                {
+                    continue;
+                }
+                let (key, value) = unsafe {
+                    (
+                        Bound::from_borrowed_ptr(self.py, k),
+                        Bound::from_borrowed_ptr(self.py, v),
+                    )
+                };
+                let text = self.str_of(key.as_ptr())?;
+                self.amf0_container(&value)
+                    .map_err(|e| e.within(PathSegment::key(text)))?;
+                continue;
+            }
+            let (k, v) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(self.py, k),
+                    Bound::from_borrowed_ptr(self.py, v),
+                )
+            };
             let text;
             // SAFETY: `k` is a live object (a `Bound`: the GIL is held).
             let key = if any_key && unsafe { ffi::PyUnicode_Check(k.as_ptr()) } == 0 {
@@ -129,8 +224,6 @@ impl<'py> PyEncoder<'py> {
             };
             self.amf0_member(key, &v)?;
         }
-        self.leave();
-        self.enc.amf0_object_end();
         Ok(())
     }
 

@@ -168,9 +168,16 @@ impl<'py> PyEncoder<'py> {
             self.amf0_member(name, &v)?;
         }
         if info.dynamic {
-            for (k, v) in self.instance_members(obj, info)? {
-                let key = self.str_of_key(&k)?;
-                self.amf0_member(key, &v)?;
+            if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
+                // The common case: every attribute in `__dict__`, written in place.
+                if let Some(d) = self.instance_dict(obj, info)? {
+                    self.amf0_members_in_place(d.as_ptr(), false)?;
+                }
+            } else {
+                for (k, v) in self.instance_members(obj, info)? {
+                    let key = self.str_of_key(&k)?;
+                    self.amf0_member(key, &v)?;
+                }
             }
         }
         self.leave();
