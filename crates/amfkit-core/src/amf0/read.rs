@@ -106,10 +106,12 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         // the first 64): a stream of distinct values (ids, labels) does not pay for it.
         let (looked, found) = self.values0;
         let s = if len <= KEY_CACHE_MAX_LEN && (looked < 64 || found >= looked / 4) {
-            let before = self.keys0.len();
-            let s = self.amf0_cached_str(v, text)?;
-            self.values0 = (looked + 1, found + u32::from(self.keys0.len() == before));
-            s
+            let hit = self.keys0.get(text).cloned();
+            self.values0 = (looked.saturating_add(1), found + u32::from(hit.is_some()));
+            match hit {
+                Some(s) => s,
+                None => self.amf0_new_cached_str(v, text)?,
+            }
         } else {
             v.str(text)?
         };
@@ -125,6 +127,11 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         if let Some(s) = self.keys0.get(text) {
             return Ok(s.clone());
         }
+        self.amf0_new_cached_str(v, text)
+    }
+
+    /// A text not in the cache: the model's string, kept if there is room.
+    fn amf0_new_cached_str(&mut self, v: &mut V, text: &'de str) -> Result<V::Str> {
         let s = v.str(text)?;
         if self.keys0.len() < KEY_CACHE_MAX_ENTRIES {
             self.keys0.insert(text, s.clone());
