@@ -55,14 +55,6 @@ impl Encoder {
         self.amf3_str_indexed(s).map(drop)
     }
 
-    #[inline(never)]
-    fn amf3_str_new(&mut self, s: &str) -> Result<()> {
-        self.amf3_len(s.len(), "string")?;
-        self.strings.insert(s);
-        self.out.bytes(s.as_bytes());
-        Ok(())
-    }
-
     /// Like [`Encoder::amf3_str`], and return the string-table index of `s` (None for
     /// the empty string, which is never in the table, and for every string when
     /// [`Encoder::inline_every_string`] is set), so that a model can remember
@@ -78,13 +70,21 @@ impl Encoder {
             self.out.bytes(s.as_bytes());
             return Ok(None);
         }
-        if let Some(index) = self.strings.get(s) {
-            self.out.u29(index << 1);
-            return Ok(Some(index));
+        if s.len() > MAX_LEN {
+            // Refused before the table takes it.
+            return self.amf3_len(s.len(), "string").map(|_| None);
         }
-        let index = self.strings.len() as u32;
-        self.amf3_str_new(s)?;
-        Ok(((index as usize) < MAX_LEN).then_some(index))
+        match self.strings.get_or_insert(s) {
+            Ok(index) => {
+                self.out.u29(index << 1);
+                Ok(Some(index))
+            }
+            Err(index) => {
+                self.amf3_len(s.len(), "string")?;
+                self.out.bytes(s.as_bytes());
+                Ok(((index as usize) < MAX_LEN).then_some(index))
+            }
+        }
     }
 
     /// A reference to string-table entry `index` (from [`Encoder::amf3_str_indexed`]).

@@ -187,6 +187,7 @@ impl<'py> PyEncoder<'py> {
         // are used in place only while no Python code runs (an exact str key's text, a
         // scalar value), and owned before anything else.
         while unsafe { ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) } != 0 {
+            // SAFETY: `k` was lent by the dict, alive (above); its type is read only.
             if unsafe { ffi::Py_TYPE(k) } == &raw mut ffi::PyUnicode_Type {
                 let key = self.str_of(k)?;
                 self.enc.amf0_utf(key)?;
@@ -196,6 +197,8 @@ impl<'py> PyEncoder<'py> {
                 {
                     continue;
                 }
+                // SAFETY: both lent by the dict and alive (no Python code ran since);
+                // owned from here.
                 let (key, value) = unsafe {
                     (
                         Bound::from_borrowed_ptr(self.py, k),
@@ -207,6 +210,7 @@ impl<'py> PyEncoder<'py> {
                     .map_err(|e| e.within(PathSegment::key(text)))?;
                 continue;
             }
+            // SAFETY: both lent by the dict and alive; owned from here.
             let (k, v) = unsafe {
                 (
                     Bound::from_borrowed_ptr(self.py, k),

@@ -14,6 +14,9 @@ use super::{
 /// Slots of the direct-mapped cache of str object identities.
 const STR_CACHE: usize = 512;
 
+/// Str objects remembered by identity at most (and kept alive) per encode.
+const STR_IDS: usize = 4096;
+
 /// A member name for an error path.
 #[cold]
 fn key_text(key: &Bound<'_, PyAny>) -> PathSegment {
@@ -125,9 +128,10 @@ impl<'py> PyEncoder<'py> {
             // A str held only by its container (and, when the caller made one, by the
             // caller's `Bound`) cannot be met again by identity (equal text is still
             // found by the contents table). Every other one is cached and kept alive,
-            // so its address stays its own.
+            // so its address stays its own, up to `STR_IDS` of them: past that (a graph
+            // of many distinct strings), the contents table alone finds repeats.
             // SAFETY: `p` is a live object (the caller's contract; the GIL is held).
-            if unsafe { ffi::Py_REFCNT(p) } > SOLE_OWNER {
+            if unsafe { ffi::Py_REFCNT(p) } > SOLE_OWNER && self.str_ids.len() < STR_IDS {
                 self.str_ids.insert(id, index);
                 if let Some(entry) = self.str_cache.get_mut(slot) {
                     *entry = (id, index);
