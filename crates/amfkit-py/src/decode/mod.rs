@@ -683,7 +683,30 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 self.own(d)?
             }
             Shape::Typed => {
-                let obj = self.call_type(self.t.typed_object, &[traits.alias.as_ptr()])?;
+                // `TypedObject.__new__` (dict's), then its three slots set here: what its
+                // __init__ does for an empty TypedObject, without a Python call per
+                // object (members are set next).
+                let tp = self.t.typed_object;
+                // SAFETY: `tp` is amfkit's TypedObject type, held by `Types` for the
+                // process's life, and a dict subclass whose tp_new is dict's (inherited);
+                // it is called with the empty tuple (PyTuple_New(0) returns the shared
+                // one, released after the call). The new reference is owned at once by
+                // `own`, which checks it for null.
+                let obj = self.own(unsafe {
+                    match (*tp).tp_new {
+                        Some(new) => {
+                            let args = ffi::PyTuple_New(0);
+                            let r = new(tp, args, std::ptr::null_mut());
+                            ffi::Py_DECREF(args);
+                            r
+                        }
+                        None => std::ptr::null_mut(),
+                    }
+                })?;
+                // SAFETY: the name is interned in `Types` for the process's life, and the
+                // GIL is held.
+                let an = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.alias) };
+                self.set_attr(&obj, &an, traits.alias.as_any())?;
                 let sealed = traits
                     .sealed
                     .as_ref()
