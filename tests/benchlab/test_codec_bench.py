@@ -197,3 +197,28 @@ def test_amf0_sharing_past_its_reference_limit_is_checked_as_values():
         assert check["ok"] and "65,535" in check["detail"]
         _, check = codec._check(amf3, big)
         assert check["ok"] and check["detail"] == ""
+
+
+def test_cost_per_item_follows_each_peer_across_sizes():
+    def row(graph, size, peer, enc_ms, dec_ms):
+        timing = lambda ms: {"wall_ms": {"median": ms}}  # noqa: E731
+        return {"graph": graph, "size": size, "peer": peer, "encode": timing(enc_ms), "decode": timing(dec_ms)}
+
+    report = {
+        "results": [
+            row("complex", 1_000, "amfkit AMF3", 0.25, 0.8),
+            row("complex", 1_000, "orjson", 0.3, 0.9),
+            row("complex", 200_000, "amfkit AMF3", 50.0, 320.0),
+            row("complex", 200_000, "orjson", 60.0, 180.0),
+            row("complex", 200_000, "pickle 5", 1.0, 1.0),
+        ]
+    }
+    table = codec.per_item_table(report)
+    assert table.headers[-2:] == ["ns/item at 200,000", "200,000 vs 1,000"]
+    assert table.rows == [
+        ["complex", "amfkit AMF3", "encode", "250", "250", "1.00x"],
+        ["complex", "amfkit AMF3", "decode", "800", "1,600", "2.00x"],
+        ["complex", "orjson", "encode", "300", "300", "1.00x"],
+        ["complex", "orjson", "decode", "900", "900", "1.00x"],
+    ]
+    assert codec.per_item_table({"results": report["results"][:2]}) is None

@@ -56,8 +56,10 @@ SUMMARY = f"AMFBench graphs ({ARTICLE}): encode/decode time and size, amfkit vs 
 BASELINE = "amfkit AMF3"
 QUICK_SIZE = 1_000
 DEFAULT_SIZE = 10_000
-#: What a full run covers (the issue: 1,000 to 50,000 items).
-FULL_SIZES = (1_000, 10_000, 50_000)
+#: What a full run covers: 1,000 to 200,000 items (is the cost per item flat?).
+FULL_SIZES = (1_000, 10_000, 50_000, 200_000)
+#: The pure-Python peers stop here (at 200,000 items they take minutes a graph).
+SLOW_MAX_SIZE = 50_000
 DEFAULT_REPEAT = 5
 SLOW_REPEAT_CAP = 3
 GZIP_LEVEL = 6
@@ -68,7 +70,7 @@ class Options:
     """What to run. `repeat` applies to the fast variants; slow ones get `slow_repeat`."""
 
     size: int = DEFAULT_SIZE
-    #: Further graph sizes run beside `size` (the full run covers 1,000 to 50,000).
+    #: Further graph sizes run beside `size` (the full run covers 1,000 to 200,000).
     more_sizes: tuple[int, ...] = ()
     graphs: tuple[str, ...] = graphs.GRAPH_NAMES
     repeat: int = DEFAULT_REPEAT
@@ -243,11 +245,17 @@ def run(options: Options) -> dict[str, Any]:
             for graph_name in options.graphs:
                 amf_graph, json_graph = graphs.build(graph_name, size)
                 for variant in variants:
+                    if variant.slow and size > SLOW_MAX_SIZE:
+                        continue
                     graph = amf_graph if variant.input == "amf" else json_graph
                     progress(f"{graph_name} x{size:,}: {variant.name}")
                     rows.append(_run_variant(variant, graph_name, graph, options, size))
                 graph = amf_graph = json_graph = None
                 gc.collect()
+    if any(size > SLOW_MAX_SIZE for size in options.all_sizes()):
+        for variant in variants:
+            if variant.slow:
+                skipped.append({"peer": f"{variant.name} past {SLOW_MAX_SIZE:,} items", "reason": "pure Python: minutes per graph"})
     machine["versions"] = versions
     add_ratios(rows, BASELINE, _group, {"encode": _median("encode"), "decode": _median("decode"), "bytes": _bytes})
     return {
@@ -360,6 +368,7 @@ def format_report(report: dict[str, Any]) -> str:
         ]
     if any(waited(row[key]) for row in report["results"] for key in ("encode", "decode")):
         out += ["", "* wall time over 1.25x the CPU time: the process was kept waiting (another load?); rerun on a quiet machine."]
+    out += _per_item_lines(report)
     out += _goal_lines(report)
     if failures:
         out += ["", "correctness checks FAILED:", *failures]
@@ -367,6 +376,44 @@ def format_report(report: dict[str, Any]) -> str:
         out.append(f"skipped {skip['peer']}: {skip['reason']}")
     out += machine_lines(report)
     return "\n".join(out)
+
+
+#: The peers whose cost per item is followed across sizes.
+PER_ITEM_PEERS = ("amfkit AMF3", "amfkit AMF0", "orjson")
+
+
+def per_item_table(report: dict[str, Any]) -> Table | None:
+    """Nanoseconds per item (median) for each graph and size, encode/decode, for the
+    `PER_ITEM_PEERS`, and the growth from the smallest size to the largest: whether a
+    codec's cost per item stays flat as the graph grows. None with one size."""
+    results = report["results"]
+    sizes = sorted({row["size"] for row in results})
+    if len(sizes) < 2:
+        return None
+    rows = []
+    for graph_name in dict.fromkeys(row["graph"] for row in results):
+        for peer in PER_ITEM_PEERS:
+            by_size = {row["size"]: row for row in results if row["graph"] == graph_name and row["peer"] == peer}
+            if not by_size:
+                continue
+            for key in ("encode", "decode"):
+                cells = []
+                for size in sizes:
+                    row = by_size.get(size)
+                    cells.append(row[key]["wall_ms"]["median"] * 1e6 / size if row and row[key] and size else None)
+                known = [c for c in cells if c is not None]
+                growth = f"{known[-1] / known[0]:.2f}x" if len(known) > 1 and known[0] else "-"
+                rows.append([graph_name, peer, key, *(f"{c:,.0f}" if c is not None else "-" for c in cells), growth])
+    headers = ["graph", "peer", "", *(f"ns/item at {size:,}" for size in sizes), f"{sizes[-1]:,} vs {sizes[0]:,}"]
+    return Table(headers, rows)
+
+
+def _per_item_lines(report: dict[str, Any]) -> list[str]:
+    table = per_item_table(report)
+    if table is None:
+        return []
+    right = set(range(3, len(table.headers)))
+    return ["", "cost per item as the graph grows (median ns per item):", *text_table(table.headers, table.rows, right)]
 
 
 def _goal_lines(report: dict[str, Any]) -> list[str]:
@@ -577,6 +624,16 @@ def sections(report: dict[str, Any]) -> list[Section]:
             notes.append("* marks a wall time over 1.25x its CPU time: the process was kept waiting, rerun on a quiet machine")
         notes += [f"not run: {skip['peer']} ({skip['reason']})" for skip in report.get("skipped", [])]
         out[0].intro = f"{out[0].intro} {'; '.join(notes)}."
+    table = per_item_table(report)
+    if table is not None:
+        out.append(
+            Section(
+                "cost per item as the graph grows",
+                "Median nanoseconds per item at each size, and the largest size's against the smallest's"
+                " (1.00x: the cost per item stays flat).",
+                [table],
+            )
+        )
     return out
 
 
