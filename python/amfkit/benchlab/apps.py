@@ -1,7 +1,10 @@
-"""The servers the gateway benchmark runs, as importable ASGI/WSGI apps for uvicorn.
+"""The servers the gateway benchmark runs, as importable ASGI/WSGI/RSGI apps for uvicorn
+and granian.
 
 - `amfkit.benchlab.apps:bare` answers every POST with the same pre-encoded bytes (the
-  echo call's answer): the HTTP floor, what a gateway costs nothing above.
+  echo call's answer), after reading the request body: the HTTP floor, what a gateway
+  costs nothing above. `bare_wsgi` and `bare_rsgi` are the same for WSGI and for
+  granian's RSGI.
 - `amfkit.benchlab.apps:py3amf_wsgi` is Py3AMF's WSGI gateway over the same demo
   services (benchmark only: Py3AMF is never imported by amfkit itself).
 - `amfkit.benchlab.apps:messaging` is the messaging benchmark's server: a `Gateway` with
@@ -26,7 +29,18 @@ from typing import Any
 from ..remoting.http import serve_lifespan
 from ..remoting.services import Context
 
-__all__ = ["MessagingBench", "assets", "bare", "echo_request", "echo_value", "messaging", "messaging_gateway", "py3amf_wsgi"]
+__all__ = [
+    "MessagingBench",
+    "assets",
+    "bare",
+    "bare_rsgi",
+    "bare_wsgi",
+    "echo_request",
+    "echo_value",
+    "messaging",
+    "messaging_gateway",
+    "py3amf_wsgi",
+]
 
 
 def echo_value() -> dict[str, Any]:
@@ -69,6 +83,27 @@ async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
         }
     )
     await send({"type": "http.response.body", "body": _ANSWER})
+
+
+def bare_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    """`bare` for WSGI."""
+    global _ANSWER
+    if _ANSWER is None:
+        _ANSWER = _echo_answer()
+    length = environ.get("CONTENT_LENGTH")
+    if length:
+        environ["wsgi.input"].read(int(length))
+    start_response("200 OK", [("content-type", "application/x-amf"), ("content-length", str(len(_ANSWER)))])
+    return [_ANSWER]
+
+
+async def bare_rsgi(scope: Any, protocol: Any) -> None:
+    """`bare` for RSGI (granian's interface)."""
+    global _ANSWER
+    if _ANSWER is None:
+        _ANSWER = _echo_answer()
+    await protocol()
+    protocol.response_bytes(200, [("content-type", "application/x-amf"), ("content-length", str(len(_ANSWER)))], _ANSWER)
 
 
 def _py3amf_app() -> Any:

@@ -1,24 +1,43 @@
-"""Gateway throughput: amfkit's gateway against Py3AMF's and against the HTTP floor.
+"""Gateway throughput: amfkit's gateway against the HTTP floor on each server, and
+against Py3AMF's gateway.
 
     amfkit bench gateway [--quick] [--duration S] [--connections N] [--json PATH]
+                         [--http-servers uvicorn,granian] [--workers 1,2] [--repeat N]
+                         [--floors-only]
 
-Each server runs under uvicorn (httptools, uvloop, one worker, no access log) in its own
-process on 127.0.0.1, and `wrk` (a C load generator; `make bench` installs it) sends the
-same request for a few seconds over N keep-alive connections:
+Every server runs in its own process on 127.0.0.1 and `wrk` (a C load generator;
+`make bench` installs it) sends the same request for a few seconds over N keep-alive
+connections. Before any timing every request is sent once and its answer decoded and
+checked.
 
-- `amfkit`: the demo gateway (`amfkit.demo.app:app`);
-- `py3amf`: Py3AMF's WSGI gateway over the same demo services (uvicorn's WSGI interface);
-- `bare`: an ASGI app answering every POST with the echo call's pre-encoded answer: the
-  floor, what a gateway costs nothing above.
+The floors: echo AMF3 on each HTTP server and interface, beside a bare app on the same
+server and interface (it reads the request and answers the echo call's pre-encoded
+answer: what a gateway costs nothing above), with 1 and 2 worker processes:
 
-Calls: a small echo (AMF3 and AMF0) and the Amfphp tiles article's 1000 tiles in its four
-shapes (docs/benchmarks.md names the articles the lab reproduces) (string, array of objects, recordset, typed objects), AMF0 and AMF3, with and
-without gzip. Before any timing every request is sent once and its answer decoded and
-checked. Beside the HTTP figures the report gives each tile call's server time in
-process (`Gateway.respond`, no HTTP) and its size on the wire.
+- uvicorn (httptools, uvloop) with amfkit's HTTP protocol (`amfkit.serving`, what
+  `amfkit serve` runs: plain AMF calls are answered in the protocol, with no ASGI task),
+  and with uvicorn's own httptools protocol (the gateway's ASGI app alone);
+- granian (a Rust HTTP server; HTTP/1.1, uvloop) through RSGI (`Gateway.__rsgi__`),
+  ASGI and WSGI (`Gateway.wsgi`).
 
-Goals (issue 3): echo at least 10x Py3AMF and within 20% of the bare endpoint; the
-recordset within 2x of the string in server time and, with gzip, no bigger on the wire.
+All of one worker count run at once and are measured in turns (bare, amfkit, bare,
+amfkit... on each), `--repeat` times (default 3): the report gives the median and the
+spread of requests/s, the server's CPU time per request (all its processes; steadier
+than requests/s on a shared machine), the ratio of amfkit to the bare app on the same
+server and interface, and to the fastest bare floor on any.
+
+The calls (uvicorn, amfkit's protocol, one worker, as `amfkit serve` runs the demo):
+a small echo (AMF3 and AMF0) and the Amfphp tiles article's 1000 tiles in its four
+shapes (string, array of objects, recordset, typed objects; docs/benchmarks.md names the
+articles), AMF0 and AMF3, with and without gzip, against Py3AMF's WSGI gateway over the
+same demo services, and the echo against the bare app. Beside the HTTP figures the
+report gives each tile call's server time in process (`Gateway.respond`, no HTTP) and
+its size on the wire.
+
+Goals: echo at least 10x Py3AMF and within 20% of the bare app (issue 3); echo at least
+0.9x the bare app on the same server, for the server `amfkit serve` runs, in the floors
+(issue 16); the recordset within 2x of the string in server time and, with gzip, no
+bigger on the wire.
 """
 
 from __future__ import annotations
@@ -30,6 +49,7 @@ import dataclasses
 import gzip
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,12 +58,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import peers, timing
-from .servers import uvicorn
+from .servers import Server, cpu_seconds, granian, uvicorn
 from .model import Bar, Chart, Section, Table, experiment_main, options_dict
 from .text import machine_lines, text_table
 
 NAME = "gateway"
-SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway and a bare endpoint"
+SUMMARY = "gateway requests/s (echo, 1000 tiles x 4 shapes) vs Py3AMF's gateway, and echo against the HTTP floor on uvicorn and granian"
 
 SHAPES = ("String", "Array", "RecordSet", "TypedObjects")
 
@@ -71,6 +91,65 @@ class Options:
     quick: bool = False
     servers: tuple[str, ...] = ("amfkit", "py3amf", "bare")
     json_path: str | None = None
+    http_servers: tuple[str, ...] = ("uvicorn", "granian")
+    workers: tuple[int, ...] = (1, 2)
+    repeat: int = 3
+    floors_only: bool = False
+
+
+DEMO_APP = "amfkit.demo.app:app"
+#: amfkit's HTTP protocol for uvicorn (what `amfkit serve` runs).
+PROTOCOL = "amfkit.serving:HttpToolsProtocol"
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One HTTP server and interface the floors are measured on: the bare app and the
+    demo gateway, each served the same way."""
+
+    server: str  # "uvicorn" or "granian"
+    interface: str  # "asgi", "rsgi" or "wsgi"
+    protocol: str  # uvicorn's HTTP protocol ("" for granian)
+    bare: str  # MODULE:ATTR
+    amfkit: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.server} {self.interface}" + (f" ({self.protocol})" if self.protocol else "")
+
+    @contextlib.contextmanager
+    def serve(self, kind: str, workers: int, env: dict[str, str]) -> Iterator[Server]:
+        app = self.bare if kind == "bare" else self.amfkit
+        if self.server == "uvicorn":
+            http = PROTOCOL if self.protocol == "amfkit.serving" else self.protocol
+            with uvicorn(app, env=env, workers=workers, args=["--http", http]) as server:
+                yield server
+        else:
+            with granian(app, interface=self.interface, env=env, workers=workers) as server:
+                yield server
+
+
+def variants(http_servers: tuple[str, ...]) -> list[Variant]:
+    """The floors' servers and interfaces, for the HTTP servers named (granian only when
+    it is installed)."""
+    from importlib.util import find_spec
+
+    out = []
+    if "uvicorn" in http_servers:
+        out.append(Variant("uvicorn", "asgi", "amfkit.serving", "amfkit.benchlab.apps:bare", DEMO_APP))
+        out.append(Variant("uvicorn", "asgi", "httptools", "amfkit.benchlab.apps:bare", DEMO_APP))
+    if "granian" in http_servers and find_spec("granian") is not None:
+        out.append(Variant("granian", "rsgi", "", "amfkit.benchlab.apps:bare_rsgi", DEMO_APP))
+        out.append(Variant("granian", "asgi", "", "amfkit.benchlab.apps:bare", DEMO_APP))
+        out.append(Variant("granian", "wsgi", "", "amfkit.benchlab.apps:bare_wsgi", DEMO_APP + ".wsgi"))
+    return out
+
+
+def default_variant() -> str:
+    """The floors' name for the server and interface `amfkit serve` runs by default."""
+    from ..serving import DEFAULT_SERVER
+
+    return "uvicorn asgi (amfkit.serving)" if DEFAULT_SERVER == "uvicorn" else "granian rsgi"
 
 
 @dataclasses.dataclass
@@ -84,7 +163,8 @@ class Case:
 
 @contextlib.contextmanager
 def _server(app: str, *, wsgi: bool, env: dict[str, str]) -> Iterator[str]:
-    with uvicorn(app, env=env, args=["--interface", "wsgi"] if wsgi else []) as server:
+    args = ["--interface", "wsgi"] if wsgi else ["--http", PROTOCOL]
+    with uvicorn(app, env=env, args=args) as server:
         yield server.url
 
 
@@ -94,11 +174,17 @@ def _request(version: int, target: str, args: list[Any]) -> bytes:
     return packet.encode(packet.Envelope(version, bodies=[packet.Body(target, "/1", args)]))
 
 
+def _echo_case() -> Case:
+    from .apps import echo_request, echo_value
+
+    return Case("echo AMF3", ("amfkit", "py3amf", "bare"), echo_request(3), False, lambda r: r == echo_value())
+
+
 def _cases() -> list[Case]:
     from .apps import echo_request, echo_value
 
     cases = [
-        Case("echo AMF3", ("amfkit", "py3amf", "bare"), echo_request(3), False, lambda r: r == echo_value()),
+        _echo_case(),
         Case("echo AMF0", ("amfkit", "py3amf"), echo_request(0), False, lambda r: r == echo_value()),
     ]
     for version in (3, 0):
@@ -147,7 +233,17 @@ def _post(url: str, case: Case, *, must_gzip: bool) -> tuple[Any, int]:
     return body.value, len(wire)
 
 
-def _wrk(url: str, case: Case, options: Options, workdir: str) -> dict[str, Any]:
+def _wrk(url: str, case: Case, options: Options, workdir: str, pid: int | None = None) -> dict[str, Any]:
+    """One wrk run; with `pid`, also the server's CPU time per request (µs)."""
+    before = cpu_seconds(pid) if pid is not None else None
+    result = _wrk_run(url, case, options, workdir)
+    after = cpu_seconds(pid) if pid is not None else None
+    if before is not None and after is not None and result["requests"]:
+        result["cpu_us"] = (after - before) * 1e6 / result["requests"]
+    return result
+
+
+def _wrk_run(url: str, case: Case, options: Options, workdir: str) -> dict[str, Any]:
     body_path = os.path.join(workdir, "body.amf")
     with open(body_path, "wb") as f:
         f.write(case.body)
@@ -193,27 +289,85 @@ def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
     return out
 
 
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median and spread of repeated wrk runs of one server."""
+    rps = sorted(r["rps"] for r in runs)
+    cpu = sorted(r["cpu_us"] for r in runs if "cpu_us" in r)
+    return {
+        "rps": statistics.median(rps),
+        "rps_min": rps[0],
+        "rps_max": rps[-1],
+        "cpu_us": statistics.median(cpu) if cpu else None,
+        "latency_ms": sorted((r["latency_ms"] for r in runs), key=lambda lat: lat["mean"])[len(runs) // 2],
+        "runs": len(runs),
+        "errors": sum(r["errors"] for r in runs),
+    }
+
+
+def _floors(options: Options, env: dict[str, str], workdir: str) -> list[dict[str, Any]]:
+    """Echo AMF3 and the bare app on every server and interface, for each worker count:
+    all of one count started at once, each checked, then measured in turns."""
+    case = _echo_case()
+    rows: list[dict[str, Any]] = []
+    for workers in options.workers:
+        with contextlib.ExitStack() as stack:
+            running: list[tuple[Variant, str, Server]] = []
+            for variant in variants(options.http_servers):
+                for kind in ("bare", "amfkit"):
+                    running.append((variant, kind, stack.enter_context(variant.serve(kind, workers, env))))
+            found: dict[tuple[str, str], dict[str, Any]] = {}
+            for variant, kind, server in running:
+                entry = found[(variant.name, kind)] = {"runs": [], "check": False}
+                try:
+                    result, _ = _post(server.url, case, must_gzip=False)
+                    entry["check"] = bool(case.check(result))
+                except Exception as exc:  # reported, never timed
+                    entry["error"] = str(exc)[:200]
+            for _ in range(options.repeat):
+                for variant, kind, server in running:
+                    entry = found[(variant.name, kind)]
+                    if entry["check"]:
+                        entry["runs"].append(_wrk(server.url, case, options, workdir, server.pid))
+        for variant in variants(options.http_servers):
+            row: dict[str, Any] = {"workers": workers, "server": variant.server, "interface": variant.interface, "variant": variant.name}
+            for kind in ("bare", "amfkit"):
+                entry = found[(variant.name, kind)]
+                figures = _summary(entry["runs"]) if entry["runs"] else {}
+                row[kind] = {"check": entry["check"] and figures.get("errors", 1) == 0, **figures}
+                if "error" in entry:
+                    row[kind]["error"] = entry["error"]
+            if row["bare"].get("rps") and row["amfkit"].get("rps"):
+                row["ratio"] = row["amfkit"]["rps"] / row["bare"]["rps"]
+            rows.append(row)
+        fastest = max((r["bare"].get("rps", 0.0) for r in rows if r["workers"] == workers), default=0.0)
+        for row in rows:
+            if row["workers"] == workers and fastest and row["amfkit"].get("rps"):
+                row["vs_fastest_bare"] = row["amfkit"]["rps"] / fastest
+    return rows
+
+
 def run(options: Options) -> dict[str, Any]:
     if shutil.which("wrk") is None:
         raise RuntimeError("wrk is not installed (apt-get install wrk; `make bench` does it)")
     from ..demo.data import ensure_database
 
-    machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "py3amf"))
+    machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "granian", "py3amf"))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="amfkit-bench-") as workdir:
         db = str(ensure_database(os.path.join(workdir, "tiles.sqlite3")))
         env = {"AMFKIT_DEMO_DB": db, "AMFKIT_BENCH_DB": db, "AMFKIT_DEMO_BROWSER": "0"}
+        floors = _floors(options, env, workdir)
+        ok = all(row[kind]["check"] for row in floors for kind in ("bare", "amfkit"))
         servers = {
-            "amfkit": ("amfkit.demo.app:app", False),
+            "amfkit": (DEMO_APP, False),
             "py3amf": ("amfkit.benchlab.apps:py3amf_wsgi", True),
             "bare": ("amfkit.benchlab.apps:bare", False),
         }
         rows: list[dict[str, Any]] = []
-        ok = True
         cases = _cases()
         if options.quick:
             cases = [c for c in cases if c.name.startswith("echo") or ("AMF3" in c.name and "String" in c.name) or ("AMF3" in c.name and "RecordSet" in c.name)]
-        for server in options.servers:
+        for server in () if options.floors_only else options.servers:
             app, wsgi = servers[server]
             with _server(app, wsgi=wsgi, env=env) as url:
                 for case in cases:
@@ -240,7 +394,7 @@ def run(options: Options) -> dict[str, Any]:
                         row["check"] = row["errors"] == 0
                     ok = ok and row["check"]
                     rows.append(row)
-        server_times = _server_times(options, db)
+        server_times = {} if options.floors_only else _server_times(options, db)
     report = {
         "experiment": NAME,
         "summary": SUMMARY,
@@ -248,6 +402,8 @@ def run(options: Options) -> dict[str, Any]:
         "options": options_dict(options),
         "machine": machine,
         "elapsed_s": round(time.perf_counter() - started, 3),
+        "default_server": default_variant(),
+        "floors": floors,
         "results": rows,
         "server_times": server_times,
     }
@@ -276,6 +432,15 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
         goals.append({"goal": "echo AMF3: amfkit >= 10x Py3AMF requests/s", "value": f"{a / p:.1f}x", "met": a >= 10 * p})
     if a and b:
         goals.append({"goal": "echo AMF3: amfkit within 20% of the bare endpoint", "value": f"{a / b:.0%} of bare", "met": a >= 0.8 * b})
+    for row in report.get("floors", ()):
+        if row["variant"] == report.get("default_server") and "ratio" in row:
+            goals.append(
+                {
+                    "goal": f"echo AMF3 >= 0.9x the bare app on the same server ({row['variant']}, {row['workers']} worker{'s' if row['workers'] > 1 else ''})",
+                    "value": f"{row['ratio']:.2f}x",
+                    "met": row["ratio"] >= 0.9,
+                }
+            )
     st = report["server_times"]
     for v in ("AMF3", "AMF0"):
         rs, s = st.get(f"RecordSet {v}"), st.get(f"String {v}")
@@ -288,12 +453,70 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
     return goals
 
 
+def _floor_cells(row: dict[str, Any]) -> list[Any]:
+    def rps(figures: dict[str, Any]) -> str:
+        if "rps" not in figures:
+            return "FAILED " + figures.get("error", "") if not figures.get("check") else "-"
+        return f"{figures['rps']:,.0f} ({figures['rps_min']:,.0f}-{figures['rps_max']:,.0f})"
+
+    def cpu(figures: dict[str, Any]) -> str:
+        return f"{figures['cpu_us']:.1f}" if figures.get("cpu_us") is not None else "-"
+
+    return [
+        row["workers"],
+        row["variant"],
+        rps(row["bare"]),
+        rps(row["amfkit"]),
+        f"{row['ratio']:.2f}x" if "ratio" in row else "-",
+        f"{row['vs_fastest_bare']:.2f}x" if "vs_fastest_bare" in row else "-",
+        cpu(row["bare"]),
+        cpu(row["amfkit"]),
+    ]
+
+
+FLOOR_HEADERS = ["workers", "server", "bare req/s", "amfkit echo req/s", "amfkit/bare", "amfkit/fastest bare", "bare CPU µs/req", "amfkit CPU µs/req"]
+
+
+def _floor_findings(report: dict[str, Any]) -> list[str]:
+    """Per worker count: the fastest bare floor, amfkit serve's echo and the fastest
+    amfkit echo on any server, against it."""
+    found = []
+    floors = report.get("floors") or []
+    for workers in sorted({row["workers"] for row in floors}):
+        rows = [row for row in floors if row["workers"] == workers and row["bare"].get("rps")]
+        echoes = [row for row in rows if row["amfkit"].get("rps")]
+        if not rows or not echoes:
+            continue
+        fastest = max(rows, key=lambda row: row["bare"]["rps"])
+        best = max(echoes, key=lambda row: row["amfkit"]["rps"])
+        line = (
+            f"{workers} worker{'s' if workers > 1 else ''}: the fastest bare floor is {fastest['variant']} "
+            f"({fastest['bare']['rps']:,.0f} req/s); amfkit's fastest echo is on {best['variant']} "
+            f"({best['amfkit']['rps']:,.0f} req/s, {best['vs_fastest_bare']:.2f}x that floor"
+        )
+        served = [row for row in echoes if row["variant"] == report.get("default_server")]
+        if served and served[0] is not best:
+            line += f"; as amfkit serve runs it, {served[0]['variant']}: {served[0]['amfkit']['rps']:,.0f} req/s, {served[0]['vs_fastest_bare']:.2f}x"
+        found.append(line + ").")
+    return found
+
+
 def format_report(report: dict[str, Any]) -> str:
+    options = report["options"]
     lines = [
         "amfkit bench gateway: requests/s under wrk "
-        f"({report['options']['connections']} connections, {report['options']['duration']} s each, one uvicorn worker per server)",
-        "",
+        f"({options['connections']} connections, {options['duration']} s a run)",
     ]
+    if report.get("floors"):
+        lines += [
+            "",
+            f"echo AMF3 against a bare app on the same server and interface: median (min-max) of {options['repeat']} runs "
+            f"each, taken in turns; server CPU time per request; amfkit serve runs {report['default_server']}",
+        ]
+        lines += text_table(FLOOR_HEADERS, [_floor_cells(row) for row in report["floors"]], {0, 2, 3, 4, 5, 6, 7})
+        lines += ["  " + line for line in _floor_findings(report)]
+    if report["results"]:
+        lines += ["", "uvicorn, one worker each: amfkit and the bare app with amfkit's protocol (as amfkit serve runs them), Py3AMF's WSGI gateway:"]
     rows = []
     for row in report["results"]:
         lat = row.get("latency_ms", {})
@@ -308,8 +531,10 @@ def format_report(report: dict[str, Any]) -> str:
                 "ok" if row["check"] else "FAILED " + row.get("error", ""),
             ]
         )
-    lines += text_table(["case", "server", "req/s", "mean ms", "p99 ms", "wire bytes", "check"], rows, {2, 3, 4, 5})
-    lines += ["", "server time in process (Gateway.respond, no HTTP), 1000 tiles:"]
+    if rows:
+        lines += text_table(["case", "server", "req/s", "mean ms", "p99 ms", "wire bytes", "check"], rows, {2, 3, 4, 5})
+    if report["server_times"]:
+        lines += ["", "server time in process (Gateway.respond, no HTTP), 1000 tiles:"]
     for name, t in report["server_times"].items():
         lines.append(f"  {name:22} {t['median_ms']:7.2f} ms (min {t['min_ms']:.2f})")
     lines += ["", "goals:"]
@@ -351,6 +576,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         if bars:
             charts.append(Chart(f"{title}: requests per second (higher is better)", "requests/s", bars))
     found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", [])]
+    found += _floor_findings(report)
     found += [f"{row['case']} on {row['server']} FAILED: {row.get('error', 'errors under load')}" for row in rows if not row["check"]]
     for case in ("tiles String AMF3", "tiles Array AMF3"):  # the echo ratio is a goal above
         a, p = _rps(report, "amfkit", case), _rps(report, "py3amf", case)
@@ -359,13 +585,16 @@ def sections(report: dict[str, Any]) -> list[Section]:
     load = Section(
         "Requests per second",
         f"wrk, {options['connections']} keep-alive connections, {options['duration']:g} s per case, one uvicorn "
-        "worker per server on the same 127.0.0.1 (wrk shares the cores); 'bare' answers every POST with a "
-        "pre-encoded echo reply: the floor under any gateway.",
+        "worker per server on the same 127.0.0.1 (wrk shares the cores): amfkit and 'bare' (it answers every POST "
+        "with a pre-encoded echo reply: the floor under any gateway) with amfkit's HTTP protocol, as amfkit serve "
+        "runs them; Py3AMF's WSGI gateway.",
         [table],
         charts,
         findings=found,
     )
-    out = [load]
+    out = [load] if rows else []
+    if report.get("floors"):
+        out.append(_floor_section(report))
 
     times = report.get("server_times") or {}
     if times:
@@ -408,21 +637,67 @@ def sections(report: dict[str, Any]) -> list[Section]:
     return out
 
 
+def _floor_section(report: dict[str, Any]) -> Section:
+    options = report["options"]
+    floors = report["floors"]
+    bars = []
+    for row in floors:
+        for kind in ("bare", "amfkit"):
+            figures = row[kind]
+            if figures.get("rps"):
+                label = f"{row['variant']} · {row['workers']}w · {'bare' if kind == 'bare' else 'amfkit echo'}"
+                bars.append(Bar(label, float(figures["rps"]), float(figures["rps_min"]), float(figures["rps_max"]), group=kind))
+    found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", []) if "bare app" in g["goal"]]
+    found += _floor_findings(report)
+    found += [
+        f"{row['variant']}, {row['workers']} worker(s): amfkit echo {row['ratio']:.2f}x the bare app "
+        f"(CPU per request {row['amfkit']['cpu_us']:.1f} vs {row['bare']['cpu_us']:.1f} µs)."
+        for row in floors
+        if "ratio" in row and row["amfkit"].get("cpu_us") is not None and row["bare"].get("cpu_us") is not None
+    ]
+    return Section(
+        "Echo against the HTTP floor, per server",
+        f"echo AMF3 and a bare app (it reads the request and answers the pre-encoded echo reply) on each server and "
+        f"interface; wrk, {options['connections']} keep-alive connections, {options['duration']:g} s a run, "
+        f"{options['repeat']} runs each taken in turns; median (min-max) requests/s and the server's CPU time per "
+        f"request. amfkit serve runs {report['default_server']}.",
+        [Table(FLOOR_HEADERS, [_floor_cells(row) for row in floors])],
+        [Chart("echo AMF3: requests per second (higher is better)", "requests/s", bars)] if bars else [],
+        findings=found,
+    )
+
+
 def parse_options(argv: list[str] | None = None) -> Options:
     p = argparse.ArgumentParser(prog="amfkit bench gateway", description=SUMMARY)
     p.add_argument("--quick", action="store_true", help="1 s per case, echo and two tile cases (a correctness run)")
     p.add_argument("--duration", type=float, default=5.0, help="seconds of load per case (default 5)")
     p.add_argument("--connections", type=int, default=16, help="keep-alive connections (default 16)")
-    p.add_argument("--servers", default="amfkit,py3amf,bare", help="which servers (default all)")
+    p.add_argument("--servers", default="amfkit,py3amf,bare", help="the servers of the echo and tile cases (default amfkit,py3amf,bare)")
+    p.add_argument("--http-servers", default="uvicorn,granian", help="the HTTP servers of the floors (default uvicorn,granian)")
+    p.add_argument("--workers", default=None, help="worker processes of the floors' servers, a list (default 1,2; --quick: 1)")
+    p.add_argument("--repeat", type=int, default=None, help="runs of each floor server, taken in turns (default 3; --quick: 1)")
+    p.add_argument("--floors-only", action="store_true", help="the floors only (no tile cases, no Py3AMF)")
     p.add_argument("--json", dest="json_path", help="write the report as JSON")
     a = p.parse_args(argv)
     servers = tuple(s for s in a.servers.split(",") if s)
+    http_servers = tuple(s for s in a.http_servers.split(",") if s)
+    unknown = set(http_servers) - {"uvicorn", "granian"}
+    if unknown:
+        p.error(f"unknown HTTP server(s): {', '.join(sorted(unknown))} (uvicorn, granian)")
+    try:
+        workers = tuple(int(w) for w in (a.workers or ("1" if a.quick else "1,2")).split(",") if w)
+    except ValueError:
+        p.error("--workers takes a list of numbers (1,2)")
     return Options(
         duration=1.0 if a.quick else a.duration,
         connections=a.connections,
         quick=a.quick,
         servers=servers,
         json_path=a.json_path,
+        http_servers=http_servers,
+        workers=workers,
+        repeat=a.repeat if a.repeat is not None else (1 if a.quick else 3),
+        floors_only=a.floors_only,
     )
 
 

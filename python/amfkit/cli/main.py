@@ -22,6 +22,7 @@ PROG = "amfkit"
 # The experiments registered in amfkit.benchlab (importing it imports no peer library).
 from ..benchlab import EXPERIMENTS as _EXPERIMENTS  # noqa: E402
 from .._text import MAX_MESSAGE, clip, shown  # noqa: E402
+from ..serving import DEFAULT_SERVER, SERVERS  # noqa: E402
 
 BENCH_SUITES = tuple(_EXPERIMENTS)
 
@@ -185,17 +186,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser(
         "serve",
-        help="serve a gateway (an ASGI app) with uvicorn",
+        help="serve a gateway (an ASGI app) with uvicorn or granian",
         description=(
             "Serve the ASGI application MODULE:ATTR (such as an amfkit.remoting.Gateway) "
-            "with uvicorn, or the demo gateway with --demo (http://HOST:PORT/gateway). "
-            "MODULE is imported with the current directory on the path. uvicorn uses "
-            "uvloop and httptools when they are installed (pip install 'uvicorn[standard]'), "
-            "which makes it faster still."
+            "with uvicorn (with amfkit's HTTP protocol: plain AMF calls and small assets are "
+            "answered without an ASGI task) or granian, or the demo gateway with --demo "
+            "(http://HOST:PORT/gateway). MODULE is imported with the current directory on the "
+            "path. uvicorn uses uvloop and httptools when they are installed "
+            "(pip install 'amfkit[server]')."
         ),
     )
     serve.add_argument("app", nargs="?", metavar="MODULE:ATTR", help="the ASGI app to serve (omit with --demo)")
     serve.add_argument("--demo", action="store_true", help="serve the demo gateway (amfkit.demo.app:app)")
+    serve.add_argument(
+        "--server",
+        choices=SERVERS,
+        default=None,
+        help=f"the HTTP server (default {DEFAULT_SERVER}, the faster for the gateway: docs/benchmarks.md): uvicorn, "
+        "with amfkit's HTTP protocol, or granian, a Rust HTTP server, through RSGI (pip install 'amfkit[granian]'); "
+        "docs/limits.md says what each enforces",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8000, help="the TCP port (default 8000)")
     serve.add_argument(
@@ -238,14 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="close a connection whose request line and headers are not all in S seconds after it opened "
-        "(or after the next request's first byte), with 408 when part came (default 10; httptools only)",
+        "(or after the next request's first byte), with 408 when part came (default 10; uvicorn: httptools only; "
+        "granian: at most 60, one timer with --timeout-keep-alive, no 408)",
     )
     limits.add_argument(
         "--max-header-size",
         type=_positive_int,
         default=None,
         metavar="BYTES",
-        help="answer 431 and close when a request line and headers pass BYTES (default 65536)",
+        help="answer 431 and close when a request line and headers pass BYTES (default 65536; granian: at least 8192)",
     )
     limits.add_argument(
         "--body-timeout",
@@ -255,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --demo: answer 408 and close when a request body is not all in S seconds after "
         "its headers (default 30; for MODULE:ATTR it is the Gateway's body_timeout option)",
     )
-    serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="uvicorn's log level (default info)")
+    serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"), help="the server's log level (default info)")
     serve.set_defaults(func=cmd_serve)
 
     from .assets import add_parser as add_assets_parser
@@ -503,10 +514,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.demo and not args.app:
         raise CLIError("give the app to serve as MODULE:ATTR (or --demo for the demo gateway)")
     target = DEMO_APP if args.demo else args.app
+    server = args.server or DEFAULT_SERVER
     try:
-        import uvicorn
+        if server == "granian":
+            import granian  # noqa: F401
+        else:
+            import uvicorn
     except ImportError:
-        raise CLIError("serving needs uvicorn: pip install 'amfkit[server]'") from None
+        extra = "granian" if server == "granian" else "server"
+        raise CLIError(f"serving with {server} needs it installed: pip install 'amfkit[{extra}]'") from None
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     if args.demo and args.workers > 1 and not os.environ.get("AMFKIT_DEMO_DB"):
@@ -532,14 +548,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not args.demo:
             raise CLIError("--body-timeout applies to --demo only (give your Gateway body_timeout=...)")
         os.environ["AMFKIT_DEMO_BODY_TIMEOUT"] = str(args.body_timeout)
-    http, http_options = _http_protocol(args)
-    _check_app(target, demo=args.demo)
     base = f"http://{_url_host(args.host)}:{args.port}/"
     workers = f"{args.workers} worker{'s' if args.workers > 1 else ''}"
-    print(f"{PROG} serve: {target} on {base} ({workers})", file=sys.stderr)
-    if args.demo:
-        print(f"{PROG} serve: the demo gateway answers at {base}gateway (GET: its services as JSON)", file=sys.stderr)
-        print(f"{PROG} serve: the service browser is at {base}", file=sys.stderr)
+    if server == "granian":
+        return _serve_granian(args, target, base, workers)
+    http, http_options = _http_protocol(args)
+    _check_app(target, demo=args.demo)
+    print(f"{PROG} serve: {target} on {base} ({workers}, uvicorn)", file=sys.stderr)
+    _announce_demo(args, base)
     # uvicorn imports the app itself (in every worker when there are several).
     uvicorn.run(
         target,
@@ -554,6 +570,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
         http=http,
         **http_options,
     )
+    return 0
+
+
+def _announce_demo(args: argparse.Namespace, base: str) -> None:
+    if args.demo:
+        print(f"{PROG} serve: the demo gateway answers at {base}gateway (GET: its services as JSON)", file=sys.stderr)
+        print(f"{PROG} serve: the service browser is at {base}", file=sys.stderr)
+
+
+def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: str) -> int:
+    """`amfkit serve --server granian`: RSGI for an app that has it (a Gateway), else
+    ASGI; the limits as amfkit.serving_granian maps them."""
+    from .. import serving
+    from ..serving import granian as serving_granian
+
+    # The demo is built in the workers only (each builds its own, as under uvicorn).
+    app = _check_app(target, demo=args.demo, load=not args.demo)
+    interface = "rsgi" if args.demo or hasattr(app, "__rsgi__") else "asgi"
+    try:
+        options = serving_granian.settings(
+            workers=args.workers,
+            limit_concurrency=args.limit_concurrency,
+            timeout_keep_alive=args.timeout_keep_alive,
+            backlog=args.backlog,
+            header_timeout=args.header_timeout if args.header_timeout is not None else serving.DEFAULT_HEADER_TIMEOUT,
+            max_header_size=args.max_header_size if args.max_header_size is not None else serving.DEFAULT_MAX_HEADER_SIZE,
+            access_log=args.access_log,
+            log_level=args.log_level,
+            interface=interface,
+        )
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    print(f"{PROG} serve: {target} on {base} ({workers}, granian {interface.upper()})", file=sys.stderr)
+    _announce_demo(args, base)
+    serving_granian.serve(target, args.host, args.port, options)
     return 0
 
 
@@ -582,8 +633,9 @@ def _http_protocol(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return "h11", {"h11_max_incomplete_event_size": size}
 
 
-def _check_app(target: str, *, demo: bool) -> None:
-    """Import MODULE:ATTR once here so that a mistake is one clear line, not a traceback."""
+def _check_app(target: str, *, demo: bool, load: bool = True) -> Any:
+    """Import MODULE:ATTR once here so that a mistake is one clear line, not a traceback;
+    the app (None with `load` False: the module only)."""
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise CLIError(f"{target!r} is not MODULE:ATTR (for example myapp:gateway)")
@@ -597,6 +649,8 @@ def _check_app(target: str, *, demo: bool) -> None:
         raise CLIError(f"cannot import {module_name!r}: {e}") from None
     except Exception as e:
         raise CLIError(f"importing {module_name!r} failed: {type(e).__name__}: {e}") from None
+    if not load:
+        return None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -607,6 +661,7 @@ def _check_app(target: str, *, demo: bool) -> None:
             raise CLIError(f"loading {target} failed: {type(e).__name__}: {e}") from None
     if not callable(obj):
         raise CLIError(f"{target} is a {type(obj).__name__}, not an ASGI app (an amfkit.remoting.Gateway, say)")
+    return obj
 
 
 def _url_host(host: str) -> str:

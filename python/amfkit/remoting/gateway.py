@@ -1,23 +1,27 @@
 """The remoting gateway: AMF remoting, JSON-RPC and XML-RPC on the same services and the
-same URL, as an ASGI app, a WSGI app (`.wsgi`) or a plain async function (`respond`).
+same URL, as an ASGI app, an RSGI app (granian), a WSGI app (`.wsgi`) or a plain async
+function (`respond`).
 
-    gateway = Gateway({"EchoService": EchoService()})   # an ASGI app
+    gateway = Gateway({"EchoService": EchoService()})   # an ASGI app, and an RSGI one
     application = gateway.wsgi                           # the same gateway for WSGI hosts
 
 The gateway routes a request by path and content type to its protocol's module (`amf`,
-`jsonrpc`, `xmlrpc`) and owns the HTTP around them (`http`); docs/gateway.md describes
-the whole behaviour.
+`jsonrpc`, `xmlrpc`) and owns the HTTP around them (`http`); plain AMF calls take a short
+path on every interface, and `amf_fast_route` (`AMFRoute`) lets `amfkit serve`'s HTTP
+protocol answer them with no ASGI task. docs/gateway.md describes the whole behaviour.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
+from .. import rsgi as _rsgi
 from .._text import MAX_SHOWN, clip, error_text, shown
 from . import amf, jsonrpc, xmlrpc
 from . import http as _http
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from ..assets.http import AssetServer
     from ..messaging import Messaging
 
-__all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
+__all__ = ["AMFRoute", "Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
 
 AMF_CONTENT_TYPE = amf.CONTENT_TYPE
 
@@ -46,8 +50,8 @@ _OFFERED = f"{amf.CONTENT_TYPE}, {jsonrpc.CONTENT_TYPE} or {xmlrpc.CONTENT_TYPE}
 
 class Gateway:
     """An AMF remoting gateway over `services` (a `Services`, or a mapping of names to
-    objects, classes or functions), usable as an ASGI app, a WSGI app (`.wsgi`) or a plain
-    async function (`respond`).
+    objects, classes or functions), usable as an ASGI app, an RSGI app (`__rsgi__`), a
+    WSGI app (`.wsgi`) or a plain async function (`respond`).
 
     Options:
     - `debug`: send tracebacks in faults (never in production).
@@ -166,6 +170,8 @@ class Gateway:
         self.assets: AssetServer | None = None
         #: What `amfkit serve`'s HTTP protocol answers small file assets with (None: nothing).
         self.asset_fast_route: FileRoute | None = None
+        #: What `amfkit serve`'s HTTP protocol answers plain AMF POSTs with (the short path).
+        self.amf_fast_route = AMFRoute(self)
         if assets is not None:
             self._mount_assets(assets, assets_path, assets_cache_control, assets_fast_path)
         self._wsgi: _http.WSGIAdapter | None = None
@@ -195,12 +201,22 @@ class Gateway:
         """
         kind = scope["type"]
         if kind == "http" and scope["method"] == "POST" and not scope.get("query_string"):
-            accept = self._plain_post(scope)
+            accept = self._plain_post(scope["path"], scope["headers"])
             if accept is not None:
+                # The body is read eagerly: when the server has it already (a small
+                # request), no deadline is needed; else the rest of the read is awaited
+                # under the body deadline.
                 timer = self.body_timer
-                task = timer.start()
+                task = None
+                reading = receive().__await__()
                 try:
-                    message = await _http.within_deadline(timer, task, receive())
+                    try:
+                        pending = next(reading)
+                    except StopIteration as done:
+                        message = done.value
+                    else:
+                        task = timer.start()
+                        message = await _http.within_deadline(timer, task, _Resumed(reading, pending))
                 except _http.HTTPError as e:
                     await _http.send_response(send, _http.refused(e))
                     return
@@ -247,6 +263,56 @@ class Gateway:
 
         await _http.asgi(core, self.max_body_size, scope, receive, send, self.body_timer)
 
+    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
+        """The RSGI application (granian's own interface: `granian --interface rsgi`,
+        `amfkit serve --server granian`).
+
+        The short path as under ASGI (a plain AMF POST with its `Content-Length`, the body
+        read whole under the body deadline); everything else is the ASGI app's, run
+        through `amfkit.rsgi` (the same answers, WebSocket and streaming included)."""
+        if scope.proto == "http" and scope.method == "POST" and not scope.query_string:
+            headers = scope.headers
+            accept = self._plain_rsgi(scope.path, headers)
+            if accept is not None:
+                timer = self.body_timer
+                task = timer.start()
+                try:
+                    body = await _http.within_deadline(timer, task, protocol())
+                except _http.HTTPError as e:
+                    _rsgi.respond(protocol, _http.refused(e))
+                    return
+                except _rsgi.Closed:
+                    return  # the client went away
+                finally:
+                    timer.stop(task)
+                try:
+                    out = await amf.handle(body, self, receive=_rsgi.disconnected(protocol))
+                except _http.HTTPError as e:  # a malformed packet: 400, as the core says
+                    _rsgi.respond(protocol, e.response())
+                    return
+                except Exception:
+                    logger.exception("unexpected error answering an AMF request")
+                    _rsgi.respond(protocol, _http.text_response(500, "internal server error"))
+                    return
+                out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
+                protocol.response_bytes(200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out)
+                return
+        await _rsgi.serve(self, scope, protocol)
+
+    def _plain_rsgi(self, path: str, headers: Any) -> str | None:
+        """`_plain_post` for an RSGI request (its headers a mapping of lowercase names),
+        which must declare its length."""
+        length = headers.get("content-length")
+        if length is None or not length.isdigit() or int(length) > self.max_body_size:
+            return None
+        if "content-encoding" in headers:
+            return None
+        ctype = headers.get("content-type")
+        if self._plain_post(path, [(b"content-type", ctype.encode("latin-1"))] if ctype is not None else ()) is None:
+            return None
+        accept: str = headers.get("accept-encoding") or ""
+        return accept
+
     async def _websocket(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
         """A WebSocket on the gateway's path is the messaging channel; without messaging,
         or on another path, the handshake is refused (HTTP 403)."""
@@ -261,20 +327,20 @@ class Gateway:
     def _on_path(self, path: str) -> bool:
         return self.path is None or path == self.path or path.rstrip("/") == self.path
 
-    def _plain_post(self, scope: dict[str, Any]) -> str | None:
-        """For a POST that can take the short path: its `Accept-Encoding` ("" when
-        absent); None when it cannot (another path or protocol, a compressed or too
-        large body, or Server-Timing on: the general core times the phases)."""
+    def _plain_post(self, path: str, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+        """For a POST to `path` (no query string) with `headers` (lowercase names, as ASGI
+        gives them) that can take the short path: its `Accept-Encoding` ("" when absent);
+        None when it cannot (another path or protocol, a compressed or too large body, or
+        Server-Timing on: the general core times the phases)."""
         if self.server_timing:
             return None
-        path = scope["path"]
         if self.path is not None:
             if path != self.path and path.rstrip("/") != self.path:
                 return None
         elif self.assets is not None and self.assets.under(path):
             return None  # any path but the assets' (405 from the core)
         accept = ""
-        for k, v in scope["headers"]:
+        for k, v in headers:
             if k == b"content-type":
                 if _http.media_type(v.decode("latin-1")) not in _AMF_TYPES:
                     return None
@@ -287,13 +353,62 @@ class Gateway:
                     return None
         return accept
 
+    def _answer_now(self, body: bytes) -> bytes | Awaitable[bytes] | None:
+        """The short path's answer to a plain AMF request `body` (no query string), made
+        without an ASGI task: the response packet, when every call ran to its end now;
+        an awaitable of it, when a result must be awaited (its rest runs in the caller's
+        task); None, with nothing called, when the packet is not one of plain calls to
+        synchronous methods (headers, Flex messages, an async method...: the general
+        route answers it). A malformed packet raises `HTTPError` (400) before any call.
+
+        The answer is `amf.handle`'s, made by the same functions: only the first steps
+        run outside a task (synchronous methods: `asyncio.current_task()` is None there,
+        and they run in a context of their own, as in a task)."""
+        version, headers, bodies = amf._decode(body, self)
+        if headers:
+            return None
+        methods = amf._plain_calls(bodies, self)
+        if methods is None:
+            return None
+        for method in methods:
+            if method.is_async:
+                return None
+        steps = amf._answer_plain(version, bodies, methods, self).__await__()
+        context = contextvars.copy_context()
+        try:
+            pending = context.run(next, steps)
+        except StopIteration as done:
+            out: bytes = done.value
+            return out
+        return _Resumed(steps, pending, context)
+
     @property
     def wsgi(self) -> _http.WSGIAdapter:
         """The WSGI application (one event loop per worker thread runs the async core)."""
         if self._wsgi is None:
             mount = (self.assets.prefix, self.assets.wsgi) if self.assets is not None else None
-            self._wsgi = _http.WSGIAdapter(self._respond, self.max_body_size, mount=mount)
+            self._wsgi = _http.WSGIAdapter(self._respond, self.max_body_size, mount=mount, short=self._wsgi_short)
         return self._wsgi
+
+    def _wsgi_short(self, path: str, environ: Mapping[str, Any], body: bytes) -> _http.Response | Awaitable[_http.Response] | None:
+        """The short path under WSGI: a plain AMF POST answered with no event loop (an
+        awaitable when a result must be awaited); None for the core."""
+        if environ.get("QUERY_STRING") or environ.get("HTTP_CONTENT_ENCODING"):
+            return None
+        ctype = environ.get("CONTENT_TYPE")
+        if self._plain_post(path, [(b"content-type", ctype.encode("latin-1"))] if ctype else ()) is None:
+            return None
+        try:
+            out = self._answer_now(body)
+        except _http.HTTPError as e:
+            return e.response()
+        if out is None:
+            return None
+        accept = environ.get("HTTP_ACCEPT_ENCODING") or ""
+        if not isinstance(out, bytes):
+            return self.amf_fast_route._later(out, accept)
+        out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
+        return 200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out
 
     # --- the HTTP core ---------------------------------------------------------------
 
@@ -477,6 +592,7 @@ _AMF_TYPES = amf.CONTENT_TYPES
 #: A Host header value that may go into a URL (a name or address, and a port).
 _HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 _CONTENT_TYPE_AMF = (b"content-type", amf.CONTENT_TYPE.encode())
+_CONTENT_TYPE_TEXT = ("content-type", amf.CONTENT_TYPE)
 
 
 def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:
@@ -489,3 +605,108 @@ def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[],
         return await receive()
 
     return again
+
+
+class _Resumed:
+    """The rest of an awaitable that was run by hand until it first waited: `steps` is its
+    iterator (`__await__()`), `pending` what it yielded then (an asyncio future, or None
+    for a bare yield). Awaited in a task, it hands `pending` to the task and goes on as
+    `yield from` would, each step in `context` (None: the task's own)."""
+
+    __slots__ = ("_steps", "_pending", "_context")
+
+    def __init__(self, steps: Any, pending: Any, context: contextvars.Context | None = None) -> None:
+        self._steps = steps
+        self._pending = pending
+        self._context = context
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        steps, pending = self._steps, self._pending
+        run: Callable[..., Any] = self._context.run if self._context is not None else _call
+        while True:
+            # A task resumes with None (the next step), or throws in (a cancellation:
+            # the awaitable sees it where it waits).
+            try:
+                yield pending
+            except BaseException as e:
+                throw = getattr(steps, "throw", None)
+                if throw is None:
+                    raise
+                step: Callable[..., Any] = throw
+                arg: Any = e
+            else:
+                step, arg = next, steps
+            try:
+                pending = run(step, arg)
+            except StopIteration as done:
+                return done.value
+
+
+def _call(step: Callable[[Any], Any], arg: Any) -> Any:
+    return step(arg)
+
+
+class AMFRoute:
+    """The short path for an HTTP protocol that parses requests itself (`amfkit serve`'s,
+    amfkit.serving): a plain AMF POST answered in the protocol's callbacks, with no ASGI
+    task, by the same functions and with the same answer as the gateway's ASGI app."""
+
+    __slots__ = ("gateway",)
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    def accepts(self, url: bytes, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+        """For a POST of `url` (the request target) with `headers` (lowercase names): its
+        `Accept-Encoding` ("" when absent) when this route may answer it, else None."""
+        if b"?" in url or b"%" in url or b"#" in url:
+            return None
+        return self.gateway._plain_post(url.decode("latin-1"), headers)
+
+    def answer(self, body: bytes, accept: str) -> tuple[bytes, bytes] | Awaitable[_http.Response] | None:
+        """The answer to a POST `accepts` took, whose whole `body` came: (the response
+        head without the server's own headers and the blank line, body); an awaitable
+        of the response (status, headers as bytes, body), to be sent from a task, when a
+        result must be awaited; None, with nothing called, to let the ASGI app answer."""
+        gateway = self.gateway
+        try:
+            out = gateway._answer_now(body)
+        except _http.HTTPError as e:  # a malformed packet: 400, the connection kept
+            status, headers, text = e.response()
+            return _head(status, headers), text
+        except Exception:
+            logger.exception("unexpected error answering an AMF request")
+            status, headers, text = _http.text_response(500, "internal server error")
+            return _head(status, headers), text
+        if out is None:
+            return None
+        if not isinstance(out, bytes):
+            return self._later(out, accept)
+        out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
+        head = _HEADS.get(coding)
+        if head is None:
+            head = _HEADS[coding] = _head(200, [(k.decode("latin-1"), v.decode("latin-1")) for k, v in (_CONTENT_TYPE_AMF, *coding.raw)])
+        return head + b"content-length: %d\r\n" % len(out), out
+
+    async def _later(self, pending: Awaitable[bytes], accept: str) -> _http.Response:
+        gateway = self.gateway
+        try:
+            out = await pending
+        except _http.HTTPError as e:
+            return e.response()
+        except Exception:
+            logger.exception("unexpected error answering an AMF request")
+            return _http.text_response(500, "internal server error")
+        out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
+        return 200, [("content-type", amf.CONTENT_TYPE), *coding.text, ("content-length", str(len(out)))], out
+
+
+#: Response heads of the short path by compression outcome (`_http.Coding`).
+_HEADS: dict[Any, bytes] = {}
+
+
+def _head(status: int, headers: Iterable[tuple[str, str]]) -> bytes:
+    """An HTTP/1.1 status line and header lines (without the blank line)."""
+    lines = [f"HTTP/1.1 {status} {_http._reason(status)}\r\n"]
+    lines += [f"{k}: {v}\r\n" for k, v in headers]
+    return "".join(lines).encode("latin-1")

@@ -51,6 +51,7 @@ Headers = list[tuple[str, str]]
 Response = tuple[int, Headers, bytes]
 Core = Callable[[str, str, Mapping[str, str], bytes], Awaitable[Response]]
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Short = Callable[[str, Mapping[str, Any], bytes], "Response | Awaitable[Response] | None"]
 
 
 class HTTPError(Exception):
@@ -474,18 +475,23 @@ class WSGIAdapter:
     async services work under any WSGI host. `mount` (prefix, app) hands GET and HEAD
     requests under a path to another WSGI app (the gateway's assets: streamed bodies)."""
 
-    def __init__(self, core: Core, max_body_size: int, *, mount: tuple[str, WSGIApp] | None = None) -> None:
+    def __init__(
+        self, core: Core, max_body_size: int, *, mount: tuple[str, WSGIApp] | None = None, short: Short | None = None
+    ) -> None:
         self.core = core
         self.max_body_size = max_body_size
         #: (prefix, app): GET and HEAD requests whose path starts with prefix go to app.
         self.mount = mount
+        #: short(path, environ, body): a POST's answer without the core (a response, or
+        #: an awaitable of one), or None to let the core answer it.
+        self.short = short
         self._local = threading.local()
 
     def _run(self, awaitable: Awaitable[Response]) -> Response:
         holder = getattr(self._local, "holder", None)
         if holder is None:
             holder = self._local.holder = _ThreadLoop()
-        return holder.loop.run_until_complete(awaitable)
+        return holder.loop.run_until_complete(_awaited(awaitable))
 
     def close(self) -> None:
         """Close the calling thread's event loop (others close when their thread ends)."""
@@ -500,6 +506,26 @@ class WSGIAdapter:
         mount = self.mount
         if mount is not None and (method == "GET" or method == "HEAD") and path.startswith(mount[0]):
             return mount[1](environ, start_response)
+        try:
+            body = self._body(environ) if method == "POST" else b""
+        except HTTPError as e:
+            response = e.response()
+        else:
+            try:
+                response = self._answer(method, path, environ, body)
+            except Exception:
+                logger.exception("unexpected error answering %s %s", clip(method, MAX_SHOWN), clip(path, MAX_SHOWN))
+                response = text_response(500, "internal server error")
+        status, out_headers, out = response
+        start_response(f"{status} {_reason(status)}", list(out_headers))
+        return [out]
+
+    def _answer(self, method: str, path: str, environ: Mapping[str, Any], body: bytes) -> Response:
+        short = self.short
+        if short is not None and method == "POST":
+            answer = short(path, environ, body)
+            if answer is not None:
+                return answer if isinstance(answer, tuple) else self._run(answer)
         qs = environ.get("QUERY_STRING")
         if qs:
             path = path + "?" + qs
@@ -508,19 +534,7 @@ class WSGIAdapter:
             headers["content-type"] = environ["CONTENT_TYPE"]
         if environ.get("CONTENT_LENGTH"):
             headers["content-length"] = environ["CONTENT_LENGTH"]
-        try:
-            body = self._body(environ) if method == "POST" else b""
-        except HTTPError as e:
-            response = e.response()
-        else:
-            try:
-                response = self._run(self.core(method, path, headers, body))
-            except Exception:
-                logger.exception("unexpected error answering %s %s", clip(method, MAX_SHOWN), clip(path, MAX_SHOWN))
-                response = text_response(500, "internal server error")
-        status, out_headers, out = response
-        start_response(f"{status} {_reason(status)}", list(out_headers))
-        return [out]
+        return self._run(self.core(method, path, headers, body))
 
     def _body(self, environ: Mapping[str, Any]) -> bytes:
         limit = self.max_body_size
@@ -540,6 +554,10 @@ class WSGIAdapter:
         if len(data) > limit:
             raise too_large(limit)
         return data
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
 
 
 def _read(stream: Any, n: int) -> bytes:

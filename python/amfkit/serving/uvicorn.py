@@ -1,12 +1,19 @@
-"""What `amfkit serve` adds to uvicorn: a deadline and a size limit on a request's head
-(request line and headers), which uvicorn's httptools protocol does not have, and the
-asset store's file system fast path.
+"""What `amfkit serve` adds to uvicorn (`amfkit.serving:HttpToolsProtocol`): a deadline
+and a size limit on a request's head (request line and headers), which uvicorn's
+httptools protocol does not have, and two short cuts past the ASGI app for a `Gateway`.
 
 `HttpToolsProtocol` is uvicorn's httptools protocol with `header_timeout` (default
 `DEFAULT_HEADER_TIMEOUT`, 10 s) and `max_header_size` (`DEFAULT_MAX_HEADER_SIZE`, 64 KiB)
-added, and one short cut: when the app is a `Gateway` whose assets are a file system
-store, a GET or HEAD of a small asset is answered as soon as its head is parsed
-(amfkit.assets.fastpath; anything it does not serve goes to the app as usual).
+added. When the app is a `Gateway` (found through uvicorn's middleware), the protocol
+answers some requests itself, as soon as they are parsed, with no ASGI task:
+
+- a plain AMF POST (the gateway's short path, `Gateway.amf_fast_route`) whose head and
+  body came in one read: the calls are made and the answer written from the protocol's
+  callbacks; a body still coming, or a packet of anything but plain calls to
+  synchronous methods, goes to the ASGI app as usual (a result to await, to a task);
+- a GET or HEAD of a small asset of a file system store (amfkit.assets.fastpath).
+
+The answers are the app's own, byte for byte but for the order of the headers.
 `amfkit serve` sets the two limits through the environment variables
 `AMFKIT_HEADER_TIMEOUT` and `AMFKIT_MAX_HEADER_SIZE`. What happens past each, and every
 other limit: docs/limits.md ("The server").
@@ -20,14 +27,9 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_HEADER_SIZE", "HEADER_TIMEOUT_ENV", "MAX_HEADER_SIZE_ENV", "HttpToolsProtocol"]
+from . import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_HEADER_SIZE, HEADER_TIMEOUT_ENV, MAX_HEADER_SIZE_ENV
 
-DEFAULT_HEADER_TIMEOUT = 10.0
-DEFAULT_MAX_HEADER_SIZE = 64 * 1024
-# `amfkit serve` passes its options to the protocol through the environment, which
-# every worker process (started afresh by uvicorn) inherits.
-HEADER_TIMEOUT_ENV = "AMFKIT_HEADER_TIMEOUT"
-MAX_HEADER_SIZE_ENV = "AMFKIT_MAX_HEADER_SIZE"
+__all__ = ["HttpToolsProtocol"]
 
 
 def _setting(name: str, default: float, kind: type) -> Any:
@@ -55,7 +57,7 @@ _HEAD_TIMED_OUT = _answer(b"408 Request Timeout", b"request headers not received
 
 
 class _Answered:
-    """Stands for the request cycle of a request the fast path answered."""
+    """Stands for the request cycle of a request the protocol answered."""
 
     response_complete = True
 
@@ -66,6 +68,23 @@ class _Answered:
 
 
 _ANSWERED = _Answered()
+
+
+class _Later:
+    """An ASGI app sending the response an awaitable gives: (status, headers, body)."""
+
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        status, headers, body = await self.answer
+        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": body})
+
+
 #: For each app this process serves: (the app, the object holding its `asset_fast_route`
 #: or None). The app is kept so that its id cannot be reused by another.
 _HOLDERS: dict[int, tuple[Any, Any]] = {}
@@ -73,7 +92,8 @@ _HOLDERS: dict[int, tuple[Any, Any]] = {}
 
 def _route_holder(app: Any) -> Any:
     """The object (a Gateway, found through uvicorn's middleware) whose `asset_fast_route`
-    the protocol reads for each request (a gateway may turn it off); None if none."""
+    and `amf_fast_route` the protocol reads for each request (a gateway may turn them
+    off); None if none."""
     entry = _HOLDERS.get(id(app))
     if entry is None or entry[0] is not app:
         holder = None
@@ -105,7 +125,7 @@ def _defaults(headers: list[tuple[bytes, bytes]]) -> bytes:
 
 class HttpToolsProtocol(_Base):
     """uvicorn's httptools protocol with a deadline and a size limit on request heads, and
-    the asset fast path."""
+    the gateway's AMF route and asset fast path."""
 
     header_timeout: float = _setting(HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT, float)
     max_header_size: int = _setting(MAX_HEADER_SIZE_ENV, DEFAULT_MAX_HEADER_SIZE, int)
@@ -125,6 +145,10 @@ class HttpToolsProtocol(_Base):
         self._route_holder: Any = None
         self._chunk = 0  # the size of the data being parsed
         self._head_too_large = False
+        # A POST the gateway's AMF route took: its route, Accept-Encoding and body so far.
+        self._post_route: Any = None
+        self._post_accept = ""
+        self._post: list[bytes] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -143,6 +167,12 @@ class HttpToolsProtocol(_Base):
     def data_received(self, data: bytes) -> None:
         self._chunk = len(data)
         super().data_received(data)
+        if self._post is not None:
+            # The body did not all come with the head: the ASGI app reads the rest (under
+            # the gateway's body deadline), unless the parser refused the request.
+            chunks, self._post = self._post, None
+            if not self.transport.is_closing():
+                self._to_app(self.app, chunks, complete=False)
         if self._in_head:
             self._head_bytes += len(data)
             if self._head_bytes > self.max_header_size and not self.transport.is_closing():
@@ -170,13 +200,68 @@ class HttpToolsProtocol(_Base):
             # The parser stops; uvicorn answers through send_400_response below.
             raise ValueError("request headers too large")
         holder = self._route_holder
-        route = None if holder is None else holder.asset_fast_route
-        if route is not None and (self.cycle is None or self.cycle.response_complete) and not self.parser.should_upgrade():
-            answer = route.answer(self.parser.get_method(), self.url, self.headers)
-            if answer is not None:
-                self._send_answer(*answer)
-                return
+        if holder is not None and (self.cycle is None or self.cycle.response_complete) and not self.parser.should_upgrade():
+            method = self.parser.get_method()
+            if method == b"POST":
+                route = getattr(holder, "amf_fast_route", None)
+                if route is not None and not self.expect_100_continue and not self._crowded():
+                    accept = route.accepts(self.url, self.headers)
+                    if accept is not None:
+                        # Answered in on_message_complete if the body comes in this read.
+                        self._post_route = route
+                        self._post_accept = accept
+                        self._post = []
+                        return
+            else:
+                route = holder.asset_fast_route
+                if route is not None:
+                    answer = route.answer(method, self.url, self.headers)
+                    if answer is not None:
+                        self._send_answer(*answer)
+                        return
         super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        post = self._post
+        if post is None:
+            super().on_body(body)
+        else:
+            post.append(body)
+
+    def on_message_complete(self) -> None:
+        post = self._post
+        if post is None:
+            super().on_message_complete()
+            return
+        self._post = None
+        body = post[0] if len(post) == 1 else b"".join(post)
+        answer = self._post_route.answer(body, self._post_accept)
+        if answer is None:  # not plain calls: the ASGI app answers (nothing was called)
+            self._to_app(self.app, [body], complete=True)
+        elif type(answer) is tuple:
+            self._send_answer(*answer)
+        else:  # a result to await: in a task, through uvicorn's request cycle
+            self._to_app(_Later(answer), [body], complete=True)
+
+    def _crowded(self) -> bool:
+        """Past `--limit-concurrency`: uvicorn's cycle answers 503."""
+        limit = self.limit_concurrency
+        return limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit)
+
+    def _to_app(self, app: Any, chunks: list[bytes], *, complete: bool) -> None:
+        """Hand the request whose head was parsed (and `chunks` of its body) to uvicorn's
+        request cycle, run by `app`, as if uvicorn had parsed it itself."""
+        saved = self.app
+        self.app = app
+        try:
+            _Base.on_headers_complete(self)
+        finally:
+            self.app = saved
+        for chunk in chunks:
+            if chunk:
+                _Base.on_body(self, chunk)
+        if complete:
+            _Base.on_message_complete(self)
 
     def _send_answer(self, head: bytes, body: bytes) -> None:
         """Write a response the fast path made (with the server's own Date and Server
