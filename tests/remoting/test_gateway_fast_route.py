@@ -219,3 +219,22 @@ def test_wsgi_answers_plain_calls_without_an_event_loop(gateway: Gateway, monkey
     assert status.startswith("400") and b"malformed AMF packet" in out
     status, headers, out = _wsgi(gateway, amf_request(3, "EchoService.big", [200]), HTTP_ACCEPT_ENCODING="gzip")
     assert headers["content-encoding"] == "gzip" and amf_result(gzip.decompress(out)) == "tile,1,2,FFAA00,90\n" * 200
+
+
+def test_a_chunked_body_past_the_limit_is_refused() -> None:
+    """A body without Content-Length (chunked) that came whole in one read is still held
+    to the gateway's max_body_size: the ASGI app answers 413."""
+    small = Gateway({"EchoService": Service()}, max_body_size=1024)
+    body = amf_request(3, "EchoService.echo", ["x" * 2000])
+    chunked = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    head = b"POST /gateway HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amf\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with serve_asgi(Tagged(small), http=PROTOCOL) as server:
+        with _raw(server.url + "/gateway") as s:
+            s.sendall(head + chunked)
+            status, headers, _ = read_response(s, 5)
+        assert status == 413 and headers.get("x-asgi") == "1"
+        small_body = amf_request(3, "EchoService.echo", ["ok"])
+        with _raw(server.url + "/gateway") as s:
+            s.sendall(head + b"%x\r\n" % len(small_body) + small_body + b"\r\n0\r\n\r\n")
+            status, headers, out = read_response(s, 5)
+        assert status == 200 and "x-asgi" not in headers and amf_result(out) == "ok"

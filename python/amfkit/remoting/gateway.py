@@ -669,6 +669,8 @@ class AMFRoute:
         of the response (status, headers as bytes, body), to be sent from a task, when a
         result must be awaited; None, with nothing called, to let the ASGI app answer."""
         gateway = self.gateway
+        if len(body) > gateway.max_body_size:
+            return None  # a chunked body past the limit: the ASGI app refuses it (413)
         try:
             out = gateway._answer_now(body)
         except _http.HTTPError as e:  # a malformed packet: 400, the connection kept
