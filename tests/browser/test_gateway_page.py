@@ -59,3 +59,28 @@ def test_the_demo_has_the_page_unless_told_not(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv("AMFKIT_DEMO_BROWSER", "0")
     quiet = build(tmp_path / "b.sqlite3")
     assert quiet.browser is None and not quiet.server_timing
+
+
+def test_the_page_acknowledges_a_lifespan_and_refuses_websockets() -> None:
+    from amfkit.browser import BrowserPage
+
+    page = BrowserPage()
+
+    async def run(incoming: list[dict]) -> list[dict]:
+        sent: list[dict] = []
+        queue = list(incoming)
+
+        async def receive() -> dict:
+            return queue.pop(0)
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        kind = "lifespan" if incoming[0]["type"].startswith("lifespan") else "websocket"
+        await page({"type": kind}, receive, send)
+        return sent
+
+    lifespan = asyncio.run(run([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]))
+    assert [m["type"] for m in lifespan] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    websocket = asyncio.run(run([{"type": "websocket.connect"}]))
+    assert websocket == [{"type": "websocket.close", "code": 1003}]

@@ -238,3 +238,20 @@ def test_a_chunked_body_past_the_limit_is_refused() -> None:
             s.sendall(head + b"%x\r\n" % len(small_body) + small_body + b"\r\n0\r\n\r\n")
             status, headers, out = read_response(s, 5)
         assert status == 200 and "x-asgi" not in headers and amf_result(out) == "ok"
+
+
+def test_flex_and_credentialed_packets_are_left_to_the_app_undecoded(gateway: Gateway, monkeypatch) -> None:
+    """The route tells them from their first bytes, so the app's decode is the only one."""
+    from amfkit.remoting import amf
+
+    decoded: list[int] = []
+    real = amf._decode
+    monkeypatch.setattr(amf, "_decode", lambda body, settings: decoded.append(len(body)) or real(body, settings))
+    credentials = packet.encode(
+        Envelope(0, [Header("Credentials", {"userid": "u", "password": "p"})], [Body("EchoService.echo", "/1", [1])])
+    )
+    for body in (flex_request("EchoService", "echo", [1]), credentials):
+        assert gateway.amf_fast_route.answer(body, "") is None
+    assert decoded == []
+    assert gateway.amf_fast_route.answer(amf_request(3, "EchoService.echo", ["plain"]), "") is not None
+    assert len(decoded) == 1

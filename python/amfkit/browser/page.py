@@ -191,13 +191,10 @@ class BrowserPage:
         """The page as an ASGI app (HTTP only; lifespan is acknowledged)."""
         kind = scope["type"]
         if kind == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            from ..remoting.http import serve_lifespan
+
+            await serve_lifespan(receive, send)
+            return
         if kind != "http":
             if kind == "websocket":
                 await receive()

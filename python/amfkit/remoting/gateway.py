@@ -364,6 +364,8 @@ class Gateway:
         The answer is `amf.handle`'s, made by the same functions: only the first steps
         run outside a task (synchronous methods: `asyncio.current_task()` is None there,
         and they run in a context of their own, as in a task)."""
+        if not _may_be_plain(body):
+            return None
         version, headers, bodies = amf._decode(body, self)
         if headers:
             return None
@@ -593,6 +595,20 @@ _AMF_TYPES = amf.CONTENT_TYPES
 _HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 _CONTENT_TYPE_AMF = (b"content-type", amf.CONTENT_TYPE.encode())
 _CONTENT_TYPE_TEXT = ("content-type", amf.CONTENT_TYPE)
+
+#: A first body's target as Flex messages write it: length 4, "null".
+_FLEX_TARGET = b"\x00\x04null"
+
+
+def _may_be_plain(body: bytes) -> bool:
+    """Whether a packet may hold plain calls, read off its first bytes without decoding
+    it: no headers (version, header count 0), and a first body whose target is not
+    Flex's "null" (body count, then the target). The rest is not decoded twice (here,
+    then by the app) for what the short path would not take anyway; a packet too short
+    to tell is decoded, so that a malformed one is refused here."""
+    if len(body) < 12:
+        return True
+    return body[2:4] == b"\x00\x00" and body[6:12] != _FLEX_TARGET
 
 
 def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:
