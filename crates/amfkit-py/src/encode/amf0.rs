@@ -5,6 +5,7 @@ use amfkit_core::{PathSegment, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use super::dictwalk;
 use super::obtype::{Cold, Keys};
 use super::{list_or_tuple_len, PyEncoder, SOLE_OWNER};
 
@@ -180,13 +181,11 @@ impl<'py> PyEncoder<'py> {
         any_key: bool,
     ) -> Result<()> {
         let mut pos: ffi::Py_ssize_t = 0;
-        let mut k = std::ptr::null_mut();
-        let mut v = std::ptr::null_mut();
-        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held;
-        // PyDict_Next stops at the end or if the dict changed size. A lent key and value
-        // are used in place only while no Python code runs (an exact str key's text, a
+        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held; the
+        // walk stops at the end or if the dict changed size. A lent key and value are
+        // used in place only while no Python code runs (an exact str key's text, a
         // scalar value), and owned before anything else.
-        while unsafe { ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) } != 0 {
+        while let Some((k, v)) = unsafe { dictwalk::next(d, &mut pos) } {
             // SAFETY: `k` was lent by the dict, alive (above); its type is read only.
             if unsafe { ffi::Py_TYPE(k) } == &raw mut ffi::PyUnicode_Type {
                 let key = self.str_of(k)?;

@@ -6,6 +6,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use super::dictwalk;
 use super::obtype::{Cold, Keys};
 use super::{
     list_or_tuple_len, utf8, PyEncoder, ANONYMOUS_TRAITS, FIRST_SYNTHETIC_TRAITS, SOLE_OWNER,
@@ -269,13 +270,10 @@ impl<'py> PyEncoder<'py> {
     #[inline]
     pub(super) fn amf3_members_in_place(&mut self, d: *mut ffi::PyObject) -> Result<()> {
         let mut pos: ffi::Py_ssize_t = 0;
-        let mut k = std::ptr::null_mut();
-        let mut v = std::ptr::null_mut();
-        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held;
-        // PyDict_Next stops at the end or if the dict changed size (a hook may change it
-        // while one of its values is written); what it lends is used as
-        // `amf3_member_ptr` says.
-        while unsafe { ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) } != 0 {
+        // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held; the
+        // walk stops at the end or if the dict changed size (a hook may change it while
+        // one of its values is written); what it lends is used as `amf3_member_ptr` says.
+        while let Some((k, v)) = unsafe { dictwalk::next(d, &mut pos) } {
             self.amf3_member_ptr(k, v)?;
         }
         Ok(())

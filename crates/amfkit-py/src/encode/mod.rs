@@ -6,6 +6,7 @@
 //!
 //! - `mod.rs` (here): the [`PyEncoder`] and the helpers both versions use;
 //! - `obtype.rs`: what a value is (the cold classification, dict key kinds);
+//! - `dictwalk.rs`: a dict's entries in order (read in place on CPython 3.11);
 //! - `amf3.rs`, `amf0.rs`: the writers of each version;
 //! - `table.rs`: `amfkit.Table` in either version;
 //! - `registered.rs`: instances of registered classes;
@@ -16,12 +17,13 @@
 //! (`amf3`, `amf0`, `table`, `registered`, `external`) take the encoder and its helpers
 //! from this module, the dispatch kinds from `obtype`, and the crate's shared modules
 //! (`options`, `errors`, `types`, `registry`, `buffer`); this module imports none of its
-//! children, and no writer imports another (they call each other's methods, as the
-//! values nest).
+//! children but the dict walk, and no writer imports another (they call each other's
+//! methods, as the values nest).
 
 mod amf0;
 mod amf3;
 pub mod api;
+mod dictwalk;
 pub mod external;
 mod layout;
 mod obtype;
@@ -283,15 +285,11 @@ impl<'py> PyEncoder<'py> {
         p: *mut ffi::PyObject,
         pos: &mut ffi::Py_ssize_t,
     ) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let mut k = std::ptr::null_mut();
-        let mut v = std::ptr::null_mut();
         // SAFETY: `p` is a dict (or subclass) the caller holds a `Bound` to, with the GIL
-        // held; PyDict_Next stops at the end or if the dict changed size, and its borrowed
+        // held; the walk stops at the end or if the dict changed size, and its borrowed
         // key and value become new references at once.
         unsafe {
-            if ffi::PyDict_Next(p, pos, &mut k, &mut v) == 0 {
-                return None;
-            }
+            let (k, v) = dictwalk::next(p, pos)?;
             Some((
                 Bound::from_borrowed_ptr(self.py, k),
                 Bound::from_borrowed_ptr(self.py, v),

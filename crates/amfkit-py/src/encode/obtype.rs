@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use super::dictwalk;
 use super::PyEncoder;
 use crate::registry::ClassInfo;
 
@@ -121,14 +122,15 @@ impl<'py> PyEncoder<'py> {
 
     pub(super) fn key_kinds(p: *mut ffi::PyObject) -> Keys {
         let mut pos: ffi::Py_ssize_t = 0;
-        let mut k = std::ptr::null_mut();
-        let mut v = std::ptr::null_mut();
         let mut kind = Keys::Str;
         // SAFETY: `p` is a dict (or subclass) the caller holds a `Bound` to, with the GIL
         // held; the borrowed keys are only type-checked, and nothing in the loop runs
         // Python code that could change the dict.
         unsafe {
-            while ffi::PyDict_Next(p, &mut pos, &mut k, &mut v) != 0 {
+            if dictwalk::str_keys_only(p) {
+                return Keys::Str;
+            }
+            while let Some((k, _)) = dictwalk::next(p, &mut pos) {
                 if ffi::PyUnicode_Check(k) != 0 {
                     continue;
                 }
