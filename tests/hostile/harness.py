@@ -126,9 +126,17 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run(cases: Iterable[Case], *, mem: int = MEMORY_CAP, timeout: float = CHILD_TIMEOUT) -> dict[str, Outcome]:
+def run(
+    cases: Iterable[Case],
+    *,
+    mem: int = MEMORY_CAP,
+    timeout: float = CHILD_TIMEOUT,
+    env: dict[str, str] | None = None,
+) -> dict[str, Outcome]:
     """Run every case in child processes; a case that kills or hangs its child is
-    recorded as "crash" or "hang" and the rest go on in a new child."""
+    recorded as "crash" or "hang" and the rest go on in a new child. `env` adds to the
+    children's environment (PYTHONMALLOC=debug, say: freed memory is overwritten, so a
+    read after free shows)."""
     pending = list(cases)
     ids = [c.id for c in pending]
     assert len(set(ids)) == len(ids), "case ids must be unique"
@@ -147,7 +155,7 @@ def run(cases: Iterable[Case], *, mem: int = MEMORY_CAP, timeout: float = CHILD_
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=child_env(),
+            env=child_env() | (env or {}),
             cwd=str(ROOT),
         )
         hung = False

@@ -4,8 +4,12 @@ through every container is a clean EncodeError naming the limit (1024), never a
 RecursionError or a crash; `default=` hooks that never produce something encodable
 (returning their argument, or a new unknown object, forever) end with an EncodeError;
 `default=` hooks that empty the dict, list or instance being written (freeing the
-values the encoder has not reached yet) never crash it: the encode ends, or refuses
-with an EncodeError.
+values the encoder has not reached yet), replace an instance's `__dict__`, or drop the
+container being written from its parent (freeing it but for what the encoder holds)
+never crash it: the encode ends, or refuses with an EncodeError. A stream of values
+(`encode_all`, a .sol's members) whose iterator frees each value after it is written
+never has a later value taken for a reference to a freed one. Those run with
+PYTHONMALLOC=debug, which overwrites freed memory, so a read after a free shows.
 """
 
 from __future__ import annotations
@@ -166,6 +170,13 @@ MUTATORS = {
     "list-cleared": ("holder = ['x' * 40 + str(1), Opaque(), 'y' * 40 + str(2), 10 ** 30, [str(3) * 9]]", "holder.clear()"),
     "instance-dict-cleared": ("holder = Recorder.__new__(Recorder); holder.__dict__.update(a='x' * 40 + str(1), u=Opaque(), b='y' * 40 + str(2), l=[str(3) * 9])", "holder.__dict__.clear()"),
     "nested-dict-dropped": ("holder = [{'a': 'x' * 40 + str(1), 'u': Opaque(), 'b': 'y' * 40 + str(2)}, 'z' * 40 + str(4)]", "holder.clear()"),
+    # The encoder walks these on the reference of the container that holds them; the
+    # hook drops that reference while the walk is inside them.
+    "instance-dict-replaced": ("holder = Recorder.__new__(Recorder); holder.__dict__.update(a='x' * 40 + str(1), u=Opaque(), b='y' * 40 + str(2), l=[str(3) * 9])", "object.__setattr__(holder, '__dict__', {})"),
+    "instance-dropped": ("inner = Recorder.__new__(Recorder); inner.__dict__.update(a='x' * 40 + str(1), u=Opaque(), b='y' * 40 + str(2), l=[str(3) * 9]); holder = [inner, 'z' * 40 + str(4)]; del inner", "holder.clear()"),
+    "dict-in-dict-dropped": ("holder = {'k': {'a': 'x' * 40 + str(1), 'u': Opaque(), 'b': 'y' * 40 + str(2), 'l': [str(3) * 9]}, 'z': 'z' * 40 + str(4)}", "holder.clear()"),
+    "list-in-list-dropped": ("holder = [['x' * 40 + str(1), Opaque(), 'y' * 40 + str(2), [str(3) * 9]], 'z' * 40 + str(4)]", "holder.clear()"),
+    "deep-dropped": ("holder = [[{'k': [{'a': 'x' * 40 + str(1), 'u': Opaque(), 'b': 'y' * 40 + str(2)}]}]]", "holder.clear()"),
 }
 MUTATE = """
 class Opaque:
@@ -199,6 +210,59 @@ def cases() -> list[Case]:
     for name, hook in DEFAULTS.items():
         for codec in CODECS:
             out.append(Case(f"default/{name}/{codec}", "python", b"", {"snippet": DEFAULT.format(codec=codec, hook=hook)}))
+    return out
+
+
+#: Values whose containers are freed between two values of one stream (the caller's
+#: iterator drops each after it is written): the reference tables must never take a
+#: later object at a freed one's address for it.
+BETWEEN = {
+    "encode-all-generator": """
+def values():
+    for i in range(300):
+        shared = ['x' * 30 + str(i)]
+        yield [shared, shared, {{'k': shared}}]
+        garbage = [str(j) * 7 for j in range(40)]
+
+data = {codec}.Encoder().encode_all(values())
+back = {codec}.Decoder().decode_all(data)
+""",
+    "sol-items-generator": """
+import collections.abc
+from amfkit import sol
+
+class Members(collections.abc.Mapping):
+    amf_version = {version}
+    def __getitem__(self, name):
+        raise KeyError(name)
+    def __iter__(self):
+        return iter(())
+    def __len__(self):
+        return 300
+    def items(self):
+        for i in range(300):
+            shared = ['x' * 30 + str(i)]
+            yield 'm' + str(i), [shared, shared, {{'k': shared}}]
+            garbage = [str(j) * 7 for j in range(40)]
+
+back = list(sol.loads(sol.dumps(Members())).values())
+""",
+}
+BETWEEN_CHECK = """
+result = {{
+    "count": len(back),
+    "shared_kept": all(b[0] is b[1] is b[2]['k'] for b in back),
+    "right_values": all(b[0] == ['x' * 30 + str(i)] for i, b in enumerate(back)),
+}}
+"""
+
+
+def mutate_cases() -> list[Case]:
+    out = []
+    for name, snippet in BETWEEN.items():
+        for codec in CODECS:
+            text = snippet.format(codec=codec, version=codec[-1]) + BETWEEN_CHECK.format()
+            out.append(Case(f"between/{name}/{codec}", "python", b"", {"snippet": text}))
     for name, (build, mutate) in MUTATORS.items():
         for codec in CODECS:
             snippet = MUTATE.format(codec=codec, build=build, mutate=mutate)
@@ -209,6 +273,11 @@ def cases() -> list[Case]:
 @functools.cache
 def results() -> dict[str, Any]:
     return run(cases())
+
+
+@functools.cache
+def mutate_results() -> dict[str, Any]:
+    return run(mutate_cases(), env={"PYTHONMALLOC": "debug"})
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -239,9 +308,17 @@ def test_default_hooks_that_never_end(name: str, codec: str) -> None:
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("name", MUTATORS)
 def test_hooks_that_empty_the_container_being_written(name: str, codec: str) -> None:
-    o = results()[f"mutate/{name}/{codec}"]
+    o = mutate_results()[f"mutate/{name}/{codec}"]
     value = expect_ok(o)
     if name == "list-cleared":
         assert value == {"raised": "EncodeError", "reason": "a list changed size while being encoded"}, o.describe()
     else:
         assert value["raised"] is None or value["raised"] == "EncodeError", o.describe()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("name", BETWEEN)
+def test_values_freed_between_values_of_one_stream(name: str, codec: str) -> None:
+    o = mutate_results()[f"between/{name}/{codec}"]
+    value = expect_ok(o)
+    assert value == {"count": 300, "shared_kept": True, "right_values": True}, o.describe()

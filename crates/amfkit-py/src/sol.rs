@@ -110,6 +110,9 @@ pub fn encode_sol<'py>(
             };
             r.map_err(|err| err.within(PathSegment::key(key)))?;
             e.enc.sol_member_end();
+            // The next member comes from Python code (`items()`): what the tables keyed
+            // so far is kept from here on.
+            e.safepoint();
         }
         e.enc.sol_end(slot)
     })();

@@ -54,6 +54,20 @@ impl<'py> PyEncoder<'py> {
         Ok(false)
     }
 
+    /// Write `p`, a value borrowed from a container that is lent or owned (as
+    /// `amf3_lent`).
+    #[inline(always)]
+    pub(super) fn amf0_lent(&mut self, p: *mut ffi::PyObject) -> Result<()> {
+        if self.amf0_scalar(p)? {
+            return Ok(());
+        }
+        let mark = self.lend(p);
+        // SAFETY: as in `amf3_lent`: `p` is alive, and stays so while lent.
+        let r = self.amf0_container(&*unsafe { Borrowed::from_ptr(self.py, p) });
+        self.give_back(mark);
+        r
+    }
+
     /// Write a value that is not a hot scalar: a dict, a list or tuple, an instance of
     /// the registered class met last, then the cold kinds.
     #[inline]
@@ -108,7 +122,7 @@ impl<'py> PyEncoder<'py> {
         if self.enc.amf0_reference(p as usize) {
             return true;
         }
-        self.keep(obj);
+        self.keep_keyed(p);
         false
     }
 
@@ -133,15 +147,8 @@ impl<'py> PyEncoder<'py> {
                     ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)
                 }
             };
-            let written = self
-                .amf0_scalar(item)
+            self.amf0_lent(item)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
-            if !written {
-                // SAFETY: `item` is a live item of the list or tuple (above).
-                let item = unsafe { Bound::from_borrowed_ptr(self.py, item) };
-                self.amf0_container(&item)
-                    .map_err(|e| e.within(PathSegment::Index(i)))?;
-            }
         }
         self.leave();
         Ok(())
@@ -172,9 +179,9 @@ impl<'py> PyEncoder<'py> {
         Ok(())
     }
 
-    /// Every (key, value) of dict `d` (which the caller holds) as a member: an exact str
-    /// key and a scalar value read in place; anything else owned first (as in
-    /// `amf3_member_ptr`).
+    /// Every (key, value) of dict `d` (which the caller holds or has lent) as a member:
+    /// an exact str key and a scalar value read in place, a container lent with its name
+    /// (as in `amf3_member_ptr`); any other name owned after a safepoint.
     pub(super) fn amf0_members_in_place(
         &mut self,
         d: *mut ffi::PyObject,
@@ -196,19 +203,21 @@ impl<'py> PyEncoder<'py> {
                 {
                     continue;
                 }
-                // SAFETY: both lent by the dict and alive (no Python code ran since);
-                // owned from here.
-                let (key, value) = unsafe {
-                    (
-                        Bound::from_borrowed_ptr(self.py, k),
-                        Bound::from_borrowed_ptr(self.py, v),
-                    )
-                };
-                let text = self.str_of(key.as_ptr())?;
-                self.amf0_container(&value)
-                    .map_err(|e| e.within(PathSegment::key(text)))?;
+                // The name and the value are read on the dict's reference while they
+                // are on the lent stack (`lent.rs`): a safepoint inside owns them, so
+                // `key` (the name's text) stays valid.
+                let mark = self.lend(k);
+                self.lend(v);
+                // SAFETY: `v` was lent by the dict and is alive (no Python code ran since).
+                let r = self.amf0_container(&*unsafe { Borrowed::from_ptr(self.py, v) });
+                let r = r.map_err(|e| e.within(PathSegment::key(key)));
+                self.give_back(mark);
+                r?;
                 continue;
             }
+            // A name that is not an exact str (rendered with str(), which may run Python
+            // code).
+            self.safepoint();
             // SAFETY: both lent by the dict and alive; owned from here.
             let (k, v) = unsafe {
                 (
@@ -240,6 +249,7 @@ impl<'py> PyEncoder<'py> {
     }
 
     fn amf0_ecma(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.safepoint();
         if self.amf0_ref(obj) {
             return Ok(());
         }
@@ -278,6 +288,7 @@ impl<'py> PyEncoder<'py> {
 
     #[inline(never)]
     fn amf0_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.safepoint();
         let p = obj.as_ptr();
         match self.classify(obj) {
             Cold::Undefined => self.enc.amf0_undefined(),

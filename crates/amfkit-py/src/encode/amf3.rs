@@ -18,6 +18,10 @@ const STR_CACHE: usize = 512;
 /// Str objects remembered by identity at most (and kept alive) per encode.
 const STR_IDS: usize = 4096;
 
+/// A str held by more than this many references is remembered by identity (one held by
+/// its container alone, or by a container and a caller's `Bound`, cannot be met again).
+const SHARED_STR: ffi::Py_ssize_t = 2;
+
 /// A member name for an error path.
 #[cold]
 fn key_text(key: &Bound<'_, PyAny>) -> PathSegment {
@@ -72,6 +76,21 @@ impl<'py> PyEncoder<'py> {
             }
         }
         Ok(false)
+    }
+
+    /// Write `p`, a value borrowed from a container that is lent or owned (an item, a
+    /// member): a scalar in place; anything else lent while it is written (`lent.rs`).
+    #[inline(always)]
+    pub(super) fn amf3_lent(&mut self, p: *mut ffi::PyObject) -> Result<()> {
+        if self.amf3_scalar(p)? {
+            return Ok(());
+        }
+        let mark = self.lend(p);
+        // SAFETY: `p` is alive: its container is on the lent stack or owned, and no Python
+        // code ran since it was read (the caller's contract); it stays alive while lent.
+        let r = self.amf3_container(&*unsafe { Borrowed::from_ptr(self.py, p) });
+        self.give_back(mark);
+        r
     }
 
     /// Write a value that is not a hot scalar: a dict, a list or tuple, an instance of
@@ -132,7 +151,7 @@ impl<'py> PyEncoder<'py> {
             // so its address stays its own, up to `STR_IDS` of them: past that (a graph
             // of many distinct strings), the contents table alone finds repeats.
             // SAFETY: `p` is a live object (the caller's contract; the GIL is held).
-            if unsafe { ffi::Py_REFCNT(p) } > SOLE_OWNER && self.str_ids.len() < STR_IDS {
+            if unsafe { ffi::Py_REFCNT(p) } > SHARED_STR && self.str_ids.len() < STR_IDS {
                 self.str_ids.insert(id, index);
                 if let Some(entry) = self.str_cache.get_mut(slot) {
                     *entry = (id, index);
@@ -168,10 +187,10 @@ impl<'py> PyEncoder<'py> {
     /// take the next object-table index for it (returns false; the caller writes the
     /// body).
     ///
-    /// An object whose reference count is at most [`SOLE_OWNER`] is held only by its
-    /// container and by this call, so it cannot be met again in this graph (a cycle
-    /// or a shared value needs a second reference): it takes its index without a
-    /// hash-table entry and without being kept alive.
+    /// An object whose reference count is at most [`SOLE_OWNER`] is held only by the
+    /// container that lent it, so it cannot be met again in this graph (a cycle or a
+    /// shared value needs a second reference): it takes its index without a hash-table
+    /// entry and without being kept alive.
     #[inline]
     pub(super) fn amf3_ref(&mut self, marker: u8, obj: &Bound<'py, PyAny>) -> bool {
         let p = obj.as_ptr();
@@ -184,7 +203,7 @@ impl<'py> PyEncoder<'py> {
         if self.enc.amf3_reference(marker, p as usize) {
             return true;
         }
-        self.keep(obj);
+        self.keep_keyed(p);
         false
     }
 
@@ -208,14 +227,14 @@ impl<'py> PyEncoder<'py> {
     }
 
     /// The `len` items of a list or tuple, each as AMF3 (scalars read in place, the rest
-    /// owned while written).
+    /// lent while written).
     #[inline]
     fn amf3_items(&mut self, p: *mut ffi::PyObject, is_list: bool, len: usize) -> Result<()> {
         for i in 0..len {
             // SAFETY: `p` is the list or tuple the caller holds, of `len` items: a list's
             // size is checked again first (a hook inside an earlier item may have changed
-            // it), a tuple cannot change. The item is borrowed: `amf3_scalar` runs no
-            // Python code, and anything else is owned before it is written.
+            // it), a tuple cannot change. The item is borrowed: a scalar is written in
+            // place, anything else is lent while it is written (`amf3_lent`).
             let item = unsafe {
                 if is_list {
                     if ffi::PyList_GET_SIZE(p) as usize != len {
@@ -226,15 +245,8 @@ impl<'py> PyEncoder<'py> {
                     ffi::PyTuple_GET_ITEM(p, i as ffi::Py_ssize_t)
                 }
             };
-            let written = self
-                .amf3_scalar(item)
+            self.amf3_lent(item)
                 .map_err(|e| e.within(PathSegment::Index(i)))?;
-            if !written {
-                // SAFETY: `item` is a live item of the list or tuple (above).
-                let item = unsafe { Bound::from_borrowed_ptr(self.py, item) };
-                self.amf3_container(&item)
-                    .map_err(|e| e.within(PathSegment::Index(i)))?;
-            }
         }
         Ok(())
     }
@@ -247,8 +259,11 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        if self.layout.is_some() && self.amf3_laid_out(obj, false)? {
-            return Ok(());
+        if self.layout.is_some() {
+            self.safepoint();
+            if self.amf3_laid_out(obj, false)? {
+                return Ok(());
+            }
         }
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
             self.enc
@@ -280,8 +295,8 @@ impl<'py> PyEncoder<'py> {
     }
 
     /// A member lent by a dict: a str name through the identity cache, a scalar value
-    /// read in place; a value that is a container is owned, with its name, before it is
-    /// written (a hook inside it may change the dict that lent them).
+    /// read in place; a value that is a container is lent, with its name, while it is
+    /// written (a hook inside it may change the dict that lent them: see `lent.rs`).
     #[inline(always)]
     fn amf3_member_ptr(&mut self, k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Result<()> {
         // SAFETY: `k` and `v` were lent by a dict the caller holds, and nothing runs
@@ -303,15 +318,16 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_scalar(v).map_err(named)? {
             return Ok(());
         }
-        // SAFETY: as above.
-        let (key, value) = unsafe {
-            (
-                Bound::from_borrowed_ptr(self.py, k),
-                Bound::from_borrowed_ptr(self.py, v),
-            )
-        };
-        self.amf3_container(&value)
-            .map_err(|e| e.within(key_text(&key)))
+        // The name and the value are read on the dict's reference while they are on the
+        // lent stack (`lent.rs`): a safepoint inside owns them.
+        let mark = self.lend(k);
+        self.lend(v);
+        // SAFETY: as above: `v` is alive, and stays so while lent.
+        let r = self
+            .amf3_container(&*unsafe { Borrowed::from_ptr(self.py, v) })
+            .map_err(named);
+        self.give_back(mark);
+        r
     }
 
     /// A member whose name is a str object (through the identity cache).
@@ -351,6 +367,7 @@ impl<'py> PyEncoder<'py> {
 
     /// An AMF3 Dictionary (any key type); `ObjectKey` wrappers are unwrapped.
     fn amf3_dictionary(&mut self, obj: &Bound<'py, PyAny>, weak_keys: bool) -> Result<()> {
+        self.safepoint();
         if self.amf3_ref(m3::DICTIONARY, obj) {
             return Ok(());
         }
@@ -375,6 +392,7 @@ impl<'py> PyEncoder<'py> {
     /// Everything but the hot types.
     #[inline(never)]
     fn amf3_cold(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        self.safepoint();
         let p = obj.as_ptr();
         match self.classify(obj) {
             Cold::Undefined => self.enc.amf3_undefined(),

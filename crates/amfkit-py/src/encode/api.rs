@@ -108,6 +108,9 @@ pub fn encode_all<'py>(
         if let Err(err) = write(&mut e, &item, version) {
             return Err(e.py_error(err.within(PathSegment::Index(i))));
         }
+        // The next item comes from Python code (an iterator), and this one may be freed
+        // with it: what the tables keyed so far is kept from here on.
+        e.safepoint();
     }
     Ok(finish(py, e, kept))
 }

@@ -1,4 +1,5 @@
-//! A dict's entries in insertion order, one at a time, as `PyDict_Next` gives them.
+//! A dict's entries in insertion order, one at a time, as `PyDict_Next` gives them; an
+//! instance's `__dict__` when it already exists.
 //!
 //! On CPython 3.11 (the version the extension is built for, not free-threaded, not a
 //! debug build) the walk reads the dict's tables in place, as `PyDict_Next` does inside:
@@ -35,6 +36,19 @@ pub(super) unsafe fn next(
 pub(super) unsafe fn str_keys_only(d: *mut ffi::PyObject) -> bool {
     // SAFETY: the caller's contract.
     unsafe { imp::str_keys_only(d) }
+}
+
+/// The `__dict__` of instance `obj` when it already exists, borrowed from the instance
+/// (on 3.11: a managed dict or a dict at `tp_dictoffset`); null when there is none yet
+/// or when this is not known without asking Python (which may have to make one).
+///
+/// # Safety
+///
+/// `obj` is a live object and the GIL is held.
+#[inline(always)]
+pub(super) unsafe fn existing_instance_dict(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: the caller's contract.
+    unsafe { imp::existing_instance_dict(obj) }
 }
 
 #[cfg(all(
@@ -81,6 +95,25 @@ mod imp {
     struct StrEntry {
         me_key: *mut ffi::PyObject,
         me_value: *mut ffi::PyObject,
+    }
+
+    #[inline(always)]
+    pub(super) unsafe fn existing_instance_dict(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+        // SAFETY: `obj` is a live object (the caller's contract). On 3.11 an object of a
+        // type with a managed dict keeps the dict pointer three words before its header
+        // (null until the dict is made; the values live inline until then); any other
+        // type with a positive `tp_dictoffset` keeps it at that offset.
+        unsafe {
+            let tp = ffi::Py_TYPE(obj);
+            if (*tp).tp_flags & ffi::Py_TPFLAGS_MANAGED_DICT != 0 {
+                return *obj.cast::<*mut ffi::PyObject>().sub(3);
+            }
+            let offset = (*tp).tp_dictoffset;
+            if offset > 0 {
+                return *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
+            }
+            std::ptr::null_mut()
+        }
     }
 
     #[inline(always)]
@@ -168,6 +201,11 @@ mod imp {
 )))]
 mod imp {
     use pyo3::ffi;
+
+    #[inline(always)]
+    pub(super) unsafe fn existing_instance_dict(_obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+        std::ptr::null_mut()
+    }
 
     #[inline(always)]
     pub(super) unsafe fn str_keys_only(_d: *mut ffi::PyObject) -> bool {

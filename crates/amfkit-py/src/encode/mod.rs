@@ -1,12 +1,15 @@
 //! Encoding: Python objects written straight into the output buffer.
 //!
 //! Exact-type dispatch, hot types first; everything else goes through a separate cold
-//! function. Every object keyed in a reference table is kept alive until the encoder is
-//! done, so an address can never be reused by a temporary within one encode.
+//! function. Containers are walked on their holder's reference, and owned only once
+//! Python code may run (`lent.rs`). From then on every object keyed in a reference table
+//! is kept alive until the encoder is done, so an address can never be reused by a
+//! temporary within one encode.
 //!
 //! - `mod.rs` (here): the [`PyEncoder`] and the helpers both versions use;
 //! - `obtype.rs`: what a value is (the cold classification, dict key kinds);
 //! - `dictwalk.rs`: a dict's entries in order (read in place on CPython 3.11);
+//! - `lent.rs`: containers walked on a borrowed reference, owned at safepoints;
 //! - `amf3.rs`, `amf0.rs`: the writers of each version;
 //! - `table.rs`: `amfkit.Table` in either version;
 //! - `registered.rs`: instances of registered classes;
@@ -26,6 +29,7 @@ pub mod api;
 mod dictwalk;
 pub mod external;
 mod layout;
+mod lent;
 mod obtype;
 mod registered;
 mod table;
@@ -49,8 +53,10 @@ pub(super) const ARRAY_COLLECTION_TRAITS: usize = 2;
 pub(super) const OBJECT_PROXY_TRAITS: usize = 3;
 pub(super) const FIRST_SYNTHETIC_TRAITS: usize = 5;
 
-/// References to an object held by its one container plus the encoder's own.
-pub(super) const SOLE_OWNER: ffi::Py_ssize_t = 2;
+/// The reference count of an object held only by the one container it was lent by
+/// (the hot walk takes no reference of its own; see `lent.rs`). An object the encoder
+/// does own counts one more, so it is never taken for a sole one.
+pub(super) const SOLE_OWNER: ffi::Py_ssize_t = 1;
 
 /// Writes Python objects into a core encoder: one per encode call (or packet, or .sol
 /// file), so its caches and kept objects live exactly as long as its reference tables.
@@ -61,6 +67,15 @@ pub struct PyEncoder<'py> {
     pub(crate) enc: CoreEncoder,
     default: Option<Bound<'py, PyAny>>,
     keep: Vec<Bound<'py, PyAny>>,
+    /// Objects the walk reads on a borrowed reference (`lent.rs`); those below
+    /// `lent_owned` were given a reference at a safepoint.
+    lent: Vec<*mut ffi::PyObject>,
+    lent_owned: usize,
+    /// Objects keyed in a reference table before any Python code ran, not yet kept
+    /// (`lent.rs`: the first safepoint keeps them, and every later one is kept at once).
+    unkept: Vec<*mut ffi::PyObject>,
+    /// Python code may have run: every object keyed from here on is kept at once.
+    python_ran: bool,
     depth: u32,
     max_depth: u32,
     pending: Pending,
@@ -115,6 +130,10 @@ impl<'py> PyEncoder<'py> {
             enc: CoreEncoder::with_capacity(256),
             default,
             keep: Vec::new(),
+            lent: Vec::new(),
+            lent_owned: 0,
+            unkept: Vec::new(),
+            python_ran: false,
             depth: 0,
             max_depth,
             pending: Pending::default(),
@@ -130,6 +149,8 @@ impl<'py> PyEncoder<'py> {
     /// Forget every reference (a new packet header or body): the core tables were
     /// reset, and the caches keyed on them must go too.
     pub(crate) fn new_context(&mut self) {
+        // The tables that keyed them are gone: their addresses no longer matter.
+        self.unkept.clear();
         self.str_ids.clear();
         self.str_cache.clear();
         self.typed_traits.clear();
@@ -184,10 +205,26 @@ impl<'py> PyEncoder<'py> {
         self.depth -= 1;
     }
 
-    /// Keep `obj` alive for the rest of the encode (its address is a table key).
+    /// Keep `obj` alive for the rest of the encode.
     #[inline]
     pub(super) fn keep(&mut self, obj: &Bound<'py, PyAny>) {
         self.keep.push(obj.clone());
+    }
+
+    /// Keep `p` alive for the rest of the encode, as far as it needs to be: its address
+    /// is a reference-table key, and must not be taken by another object while the table
+    /// lives. Until Python code first runs, nothing can free an object of the graph
+    /// (every one is held by its container, and no container has changed), so `p` is
+    /// only noted; the first safepoint keeps every noted one (`lent.rs`).
+    #[inline]
+    pub(super) fn keep_keyed(&mut self, p: *mut ffi::PyObject) {
+        if self.python_ran {
+            // SAFETY: `p` is a live object (the caller's), and the GIL is held.
+            self.keep
+                .push(unsafe { Bound::from_borrowed_ptr(self.py, p) });
+        } else {
+            self.unkept.push(p);
+        }
     }
 
     #[inline]
@@ -390,6 +427,13 @@ impl<'py> PyEncoder<'py> {
         let r = default.call1((obj,)).map_err(|e| self.fail(e))?;
         self.keep(&r);
         Ok(r)
+    }
+}
+
+impl Drop for PyEncoder<'_> {
+    /// Drop what safepoints owned on the lent stack (an error may leave entries there).
+    fn drop(&mut self) {
+        self.give_back(0);
     }
 }
 

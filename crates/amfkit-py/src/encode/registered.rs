@@ -7,7 +7,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::PyEncoder;
+use super::{dictwalk, PyEncoder};
 use crate::registry::ClassInfo;
 
 impl<'py> PyEncoder<'py> {
@@ -96,6 +96,61 @@ impl<'py> PyEncoder<'py> {
         Ok(out)
     }
 
+    /// The `__dict__` of an instance of a class whose `__dict__` is Python's own
+    /// (`ClassInfo::plain_dict`), borrowed when it already exists and is a dict; null
+    /// otherwise (then the caller takes the general path, after a safepoint: a property,
+    /// or making the dict, may run Python code).
+    #[inline]
+    fn existing_dict(&self, obj: &Bound<'py, PyAny>, info: &ClassInfo) -> *mut ffi::PyObject {
+        let p = obj.as_ptr();
+        // SAFETY: `obj` is a live object (lent or owned by the caller; the GIL is held).
+        unsafe {
+            if !info.plain_dict(ffi::Py_TYPE(p)) {
+                return std::ptr::null_mut();
+            }
+            let d = dictwalk::existing_instance_dict(p);
+            if d.is_null() || ffi::PyDict_CheckExact(d) == 0 {
+                return std::ptr::null_mut();
+            }
+            d
+        }
+    }
+
+    /// A static member's value as the instance dict `d` (lent, or null) holds it, when
+    /// reading it there is what `getattr` would do (`ClassInfo::plain_members`: no data
+    /// descriptor can come first) and no Python code runs to find it (a table of str keys
+    /// only); borrowed from `d`, or null (then ask `getattr`, after a safepoint).
+    #[inline]
+    fn static_in_dict(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+        d: *mut ffi::PyObject,
+        name: &Py<PyString>,
+    ) -> *mut ffi::PyObject {
+        if d.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: `obj` is live and `d` its dict, lent (the GIL is held). A lookup of an
+        // exact str in a table of str keys compares strs only (no `__eq__` of Python's).
+        unsafe {
+            if !info.plain_members(ffi::Py_TYPE(obj.as_ptr())) || !dictwalk::str_keys_only(d) {
+                return std::ptr::null_mut();
+            }
+            let v = ffi::PyDict_GetItemWithError(d, name.as_ptr());
+            if v.is_null() {
+                ffi::PyErr_Clear();
+            }
+            v
+        }
+    }
+
+    /// Whether the dynamic members are exactly the instance dict's entries.
+    #[inline]
+    fn dict_is_members(info: &ClassInfo) -> bool {
+        info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty()
+    }
+
     /// A static member's value (undefined when the instance does not have it).
     fn static_value(
         &mut self,
@@ -127,18 +182,55 @@ impl<'py> PyEncoder<'py> {
         }
         self.enter()?;
         if info.externalizable {
+            self.safepoint();
             self.write_external(obj)?;
             self.leave();
             return Ok(());
         }
+        // On the hot walk, the instance dict is lent by the instance while its members
+        // are written (`lent.rs`).
+        let d = self.existing_dict(obj, info);
+        let mark = if d.is_null() {
+            self.safepoint();
+            self.lent.len()
+        } else {
+            self.lend(d)
+        };
+        let r = self.amf3_registered_members(obj, info, d);
+        self.give_back(mark);
+        r?;
+        self.leave();
+        Ok(())
+    }
+
+    /// Static members in wire order, then the dynamic ones and the end marker; `d` is the
+    /// lent instance dict, or null.
+    fn amf3_registered_members(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+        d: *mut ffi::PyObject,
+    ) -> Result<()> {
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_value(obj, name_py)?;
-            self.amf3(&v)
-                .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
+            let v = self.static_in_dict(obj, info, d, name_py);
+            let r = if v.is_null() {
+                self.safepoint();
+                let v = self.static_value(obj, name_py)?;
+                self.amf3(&v)
+            } else {
+                self.amf3_lent(v)
+            };
+            r.map_err(|e| e.within(PathSegment::key(name.as_str())))?;
         }
-        if info.dynamic {
-            if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
-                // The common case: every attribute in `__dict__`, written in place.
+        if !info.dynamic {
+            return Ok(());
+        }
+        if !d.is_null() && Self::dict_is_members(info) {
+            // The common case: every attribute in `__dict__`, written in place.
+            self.amf3_members_in_place(d)?;
+        } else {
+            self.safepoint();
+            if Self::dict_is_members(info) {
                 if let Some(d) = self.instance_dict(obj, info)? {
                     self.amf3_members_in_place(d.as_ptr())?;
                 }
@@ -147,10 +239,8 @@ impl<'py> PyEncoder<'py> {
                     self.amf3_member_obj(&k, &v)?;
                 }
             }
-            self.enc.amf3_str("")?;
         }
-        self.leave();
-        Ok(())
+        self.enc.amf3_str("")
     }
 
     pub(super) fn amf0_registered(
@@ -163,25 +253,57 @@ impl<'py> PyEncoder<'py> {
         }
         self.enc.amf0_typed_object_start(&info.alias)?;
         self.enter()?;
-        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_value(obj, name_py)?;
-            self.amf0_member(name, &v)?;
-        }
-        if info.dynamic {
-            if info.static_set.is_empty() && info.exclude.is_empty() && info.slots.is_empty() {
-                // The common case: every attribute in `__dict__`, written in place.
-                if let Some(d) = self.instance_dict(obj, info)? {
-                    self.amf0_members_in_place(d.as_ptr(), false)?;
-                }
-            } else {
-                for (k, v) in self.instance_members(obj, info)? {
-                    let key = self.str_of_key(&k)?;
-                    self.amf0_member(key, &v)?;
-                }
-            }
-        }
+        // As in `amf3_registered`.
+        let d = self.existing_dict(obj, info);
+        let mark = if d.is_null() {
+            self.safepoint();
+            self.lent.len()
+        } else {
+            self.lend(d)
+        };
+        let r = self.amf0_registered_members(obj, info, d);
+        self.give_back(mark);
+        r?;
         self.leave();
         self.enc.amf0_object_end();
+        Ok(())
+    }
+
+    fn amf0_registered_members(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+        d: *mut ffi::PyObject,
+    ) -> Result<()> {
+        for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
+            let v = self.static_in_dict(obj, info, d, name_py);
+            if v.is_null() {
+                self.safepoint();
+                let v = self.static_value(obj, name_py)?;
+                self.amf0_member(name, &v)?;
+            } else {
+                self.enc.amf0_utf(name)?;
+                self.amf0_lent(v)
+                    .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
+            }
+        }
+        if !info.dynamic {
+            return Ok(());
+        }
+        if !d.is_null() && Self::dict_is_members(info) {
+            return self.amf0_members_in_place(d, false);
+        }
+        self.safepoint();
+        if Self::dict_is_members(info) {
+            if let Some(d) = self.instance_dict(obj, info)? {
+                self.amf0_members_in_place(d.as_ptr(), false)?;
+            }
+        } else {
+            for (k, v) in self.instance_members(obj, info)? {
+                let key = self.str_of_key(&k)?;
+                self.amf0_member(key, &v)?;
+            }
+        }
         Ok(())
     }
 }
