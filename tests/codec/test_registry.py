@@ -80,6 +80,37 @@ def test_dynamic_false_writes_only_static_and_ignores_unknown_members(registry):
     assert type(back) is Plain and vars(back) == {"a": 7}
 
 
+class WithDefaults:
+    """Static members read from the instance dict, or else from the class."""
+
+    kind = "from the class"
+
+    def __init__(self, value):
+        self.value = value
+
+
+@pytest.mark.parametrize("codec", [amf3, amf0], ids=["amf3", "amf0"])
+def test_static_members_are_what_getattr_gives(registry, codec):
+    # The encoder reads a plain class's static members from the instance dict in place;
+    # a name the dict lacks is looked up on the class; a dict with a non-str key is read
+    # through getattr (its lookup may run Python code); a missing one is undefined.
+    registry(WithDefaults, "W", static=("value", "kind", "missing"), dynamic=False)
+    plain = WithDefaults(1)
+    mixed = WithDefaults(2)
+    mixed.__dict__[0] = "a key that is not a str"
+    own = WithDefaults(3)
+    own.kind = "from the instance"
+    back = codec.decode(codec.encode([plain, mixed, own, plain]))
+    assert [(b.value, b.kind) for b in back] == [
+        (1, "from the class"),
+        (2, "from the class"),
+        (3, "from the instance"),
+        (1, "from the class"),
+    ]
+    assert all(b.missing is amfkit.Undefined for b in back)
+    assert back[0] is back[3]
+
+
 def test_exclude(registry):
     registry(Plain, "P", exclude=("b",))
     assert vars(amf3.decode(amf3.encode(Plain(1, "secret")))) == {"a": 1}
