@@ -17,6 +17,12 @@ What it does, per graph (`graphs.py`: simple, complex, static, reference) and pe
    with min-max, wall and CPU time, GC collected before and disabled during each call).
 4. **Size**: the encoded length, and its length gzipped at level 6.
 
+Each graph, at each size, runs in a process of its own (spawned: a clean heap), built
+there with its plain twin. In one long-lived process a graph is built into the holes
+the earlier graphs left; a walk over objects scattered that way took up to 3 times
+as long here, and not by the same factor for every peer (the AMF graph, built first,
+took the holes; its twin, built after, fresh memory).
+
 The variants: amfkit AMF3 and AMF0 with reusable `Encoder`/`Decoder` objects (the
 baseline is amfkit AMF3) and with the module-level `encode`/`decode` functions; Py3AMF in
 pure-Python mode (its C extension too when it is importable), pickle protocol 5,
@@ -31,13 +37,14 @@ table and returns 0, or 1 when a correctness check failed.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
-import gc
 import gzip
+import multiprocessing
 import pickle
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from . import graphs, peers
@@ -229,6 +236,30 @@ def _amf0_table_overflows(graph: Any) -> bool:
     return False
 
 
+def _in_fresh_process(options: Options, graph_name: str, size: int) -> dict[str, Any]:
+    """`_run_graph` in a new process (spawned, so it starts from a clean heap)."""
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_run_graph, options, graph_name, size).result()
+
+
+def _run_graph(options: Options, graph_name: str, size: int) -> dict[str, Any]:
+    """Set up the variants, build one graph and its plain twin, check and time every
+    variant on it; the rows, the versions seen and the peers skipped."""
+    versions: dict[str, str | None] = {}
+    skipped: list[dict[str, str]] = []
+    rows: list[dict[str, Any]] = []
+    with _variants(options, versions, skipped) as variants:
+        amf_graph, json_graph = graphs.build(graph_name, size)
+        for variant in variants:
+            if variant.slow and size > SLOW_MAX_SIZE:
+                continue
+            graph = amf_graph if variant.input == "amf" else json_graph
+            rows.append(_run_variant(variant, graph_name, graph, options, size))
+        slow_peers = [variant.name for variant in variants if variant.slow]
+    return {"rows": rows, "versions": versions, "skipped": skipped, "slow_peers": slow_peers}
+
+
 def run(options: Options) -> dict[str, Any]:
     """Run the experiment; return the report (JSON-ready: plain dicts, lists, numbers, strings)."""
     unknown = [name for name in options.graphs if name not in graphs.BUILDERS]
@@ -240,22 +271,19 @@ def run(options: Options) -> dict[str, Any]:
     machine = machine_facts()  # load average before the run loads the machine
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    with _variants(options, versions, skipped) as variants:
-        for size in options.all_sizes():
-            for graph_name in options.graphs:
-                amf_graph, json_graph = graphs.build(graph_name, size)
-                for variant in variants:
-                    if variant.slow and size > SLOW_MAX_SIZE:
-                        continue
-                    graph = amf_graph if variant.input == "amf" else json_graph
-                    progress(f"{graph_name} x{size:,}: {variant.name}")
-                    rows.append(_run_variant(variant, graph_name, graph, options, size))
-                graph = amf_graph = json_graph = None
-                gc.collect()
+    slow_peers: list[str] = []
+    child_options = replace(options, progress=None)
+    for size in options.all_sizes():
+        for graph_name in options.graphs:
+            progress(f"{graph_name} x{size:,}")
+            part = _in_fresh_process(child_options, graph_name, size)
+            rows += part["rows"]
+            versions.update(part["versions"])
+            skipped += [s for s in part["skipped"] if s not in skipped]
+            slow_peers = part["slow_peers"]
     if any(size > SLOW_MAX_SIZE for size in options.all_sizes()):
-        for variant in variants:
-            if variant.slow:
-                skipped.append({"peer": f"{variant.name} past {SLOW_MAX_SIZE:,} items", "reason": "pure Python: minutes per graph"})
+        for name in slow_peers:
+            skipped.append({"peer": f"{name} past {SLOW_MAX_SIZE:,} items", "reason": "pure Python: minutes per graph"})
     machine["versions"] = versions
     add_ratios(rows, BASELINE, _group, {"encode": _median("encode"), "decode": _median("decode"), "bytes": _bytes})
     return {

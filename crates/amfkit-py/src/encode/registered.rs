@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::{dictwalk, PyEncoder};
-use crate::registry::ClassInfo;
+use crate::registry::{is_dunder, ClassInfo};
 
 impl<'py> PyEncoder<'py> {
     /// An attribute, or None when the object does not have it (AttributeError). Any
@@ -118,17 +118,18 @@ impl<'py> PyEncoder<'py> {
 
     /// A static member's value as the instance dict `d` (lent, or null) holds it, when
     /// reading it there is what `getattr` would do (`ClassInfo::plain_members`: no data
-    /// descriptor can come first) and no Python code runs to find it (a table of str keys
-    /// only); borrowed from `d`, or null (then ask `getattr`, after a safepoint).
+    /// descriptor can come first, and the name is not a dunder, which may have one) and
+    /// no Python code runs to find it (a table of str keys only); borrowed from `d`, or
+    /// null (then ask `getattr`, after a safepoint).
     #[inline]
     fn static_in_dict(
         &self,
         obj: &Bound<'py, PyAny>,
         info: &ClassInfo,
         d: *mut ffi::PyObject,
-        name: &Py<PyString>,
+        (text, name): (&str, &Py<PyString>),
     ) -> *mut ffi::PyObject {
-        if d.is_null() {
+        if d.is_null() || is_dunder(text) {
             return std::ptr::null_mut();
         }
         // SAFETY: `obj` is live and `d` its dict, lent (the GIL is held). A lookup of an
@@ -212,7 +213,7 @@ impl<'py> PyEncoder<'py> {
         d: *mut ffi::PyObject,
     ) -> Result<()> {
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_in_dict(obj, info, d, name_py);
+            let v = self.static_in_dict(obj, info, d, (name, name_py));
             let r = if v.is_null() {
                 self.safepoint();
                 let v = self.static_value(obj, name_py)?;
@@ -276,7 +277,7 @@ impl<'py> PyEncoder<'py> {
         d: *mut ffi::PyObject,
     ) -> Result<()> {
         for (name, name_py) in info.static_names.iter().zip(&info.static_py) {
-            let v = self.static_in_dict(obj, info, d, name_py);
+            let v = self.static_in_dict(obj, info, d, (name, name_py));
             if v.is_null() {
                 self.safepoint();
                 let v = self.static_value(obj, name_py)?;
