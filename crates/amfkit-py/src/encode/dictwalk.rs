@@ -2,7 +2,7 @@
 //! instance's `__dict__` when it already exists.
 //!
 //! On CPython 3.11 (the version the extension is built for, not free-threaded, not a
-//! debug build) the walk reads the dict's tables in place, as `PyDict_Next` does inside:
+//! debug build: the `amfkit_cpython_311` cfg of `build.rs`) the walk reads the dict's tables in place, as `PyDict_Next` does inside:
 //! no call per entry, and no read of the key's cached hash. Everywhere else it is
 //! `PyDict_Next` itself. Both re-read the dict's tables at every step, so a dict that a
 //! hook changes between two steps is walked as `PyDict_Next` would walk it: a changed
@@ -51,16 +51,7 @@ pub(super) unsafe fn existing_instance_dict(obj: *mut ffi::PyObject) -> *mut ffi
     unsafe { imp::existing_instance_dict(obj) }
 }
 
-#[cfg(all(
-    Py_3_11,
-    not(Py_3_12),
-    not(Py_LIMITED_API),
-    not(Py_GIL_DISABLED),
-    not(PyPy),
-    not(GraalPy),
-    not(py_sys_config = "Py_DEBUG"),
-    not(py_sys_config = "Py_TRACE_REFS")
-))]
+#[cfg(amfkit_cpython_311)]
 mod imp {
     use pyo3::ffi;
 
@@ -189,16 +180,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(
-    Py_3_11,
-    not(Py_3_12),
-    not(Py_LIMITED_API),
-    not(Py_GIL_DISABLED),
-    not(PyPy),
-    not(GraalPy),
-    not(py_sys_config = "Py_DEBUG"),
-    not(py_sys_config = "Py_TRACE_REFS")
-)))]
+#[cfg(not(amfkit_cpython_311))]
 mod imp {
     use pyo3::ffi;
 

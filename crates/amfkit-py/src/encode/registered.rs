@@ -116,6 +116,24 @@ impl<'py> PyEncoder<'py> {
         }
     }
 
+    /// The instance dict, lent by the instance while its members are written (on the hot
+    /// walk: `lent.rs`), and the mark to give back; or null, after a safepoint (the
+    /// general path may run Python code).
+    #[inline]
+    fn lend_instance_dict(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        info: &ClassInfo,
+    ) -> (*mut ffi::PyObject, usize) {
+        let d = self.existing_dict(obj, info);
+        if d.is_null() {
+            self.safepoint();
+            (d, self.lent.len())
+        } else {
+            (d, self.lend(d))
+        }
+    }
+
     /// A static member's value as the instance dict `d` (lent, or null) holds it, when
     /// reading it there is what `getattr` would do (`ClassInfo::plain_members`: no data
     /// descriptor can come first, and the name is not a dunder, which may have one) and
@@ -188,15 +206,7 @@ impl<'py> PyEncoder<'py> {
             self.leave();
             return Ok(());
         }
-        // On the hot walk, the instance dict is lent by the instance while its members
-        // are written (`lent.rs`).
-        let d = self.existing_dict(obj, info);
-        let mark = if d.is_null() {
-            self.safepoint();
-            self.lent.len()
-        } else {
-            self.lend(d)
-        };
+        let (d, mark) = self.lend_instance_dict(obj, info);
         let r = self.amf3_registered_members(obj, info, d);
         self.give_back(mark);
         r?;
@@ -254,14 +264,7 @@ impl<'py> PyEncoder<'py> {
         }
         self.enc.amf0_typed_object_start(&info.alias)?;
         self.enter()?;
-        // As in `amf3_registered`.
-        let d = self.existing_dict(obj, info);
-        let mark = if d.is_null() {
-            self.safepoint();
-            self.lent.len()
-        } else {
-            self.lend(d)
-        };
+        let (d, mark) = self.lend_instance_dict(obj, info);
         let r = self.amf0_registered_members(obj, info, d);
         self.give_back(mark);
         r?;
