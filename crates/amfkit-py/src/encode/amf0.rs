@@ -191,7 +191,8 @@ impl<'py> PyEncoder<'py> {
         // SAFETY: `d` is a dict (or subclass) the caller holds, with the GIL held; the
         // walk stops at the end or if the dict changed size. A lent key and value are
         // used in place only while no Python code runs (an exact str key's text, a
-        // scalar value), and owned before anything else.
+        // scalar value), pushed on the lent stack while a container is written, and
+        // owned after a safepoint before anything else.
         while let Some((k, v)) = unsafe { dictwalk::next(d, &mut pos) } {
             // SAFETY: `k` was lent by the dict, alive (above); its type is read only.
             if unsafe { ffi::Py_TYPE(k) } == &raw mut ffi::PyUnicode_Type {

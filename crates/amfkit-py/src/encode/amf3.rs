@@ -300,8 +300,8 @@ impl<'py> PyEncoder<'py> {
     #[inline(always)]
     fn amf3_member_ptr(&mut self, k: *mut ffi::PyObject, v: *mut ffi::PyObject) -> Result<()> {
         // SAFETY: `k` and `v` were lent by a dict the caller holds, and nothing runs
-        // Python code before they are owned or done with; the length is read from an
-        // exact str.
+        // Python code before they are on the lent stack, owned or done with; the length
+        // is read from an exact str.
         unsafe {
             if ffi::Py_TYPE(k) != &raw mut ffi::PyUnicode_Type || ffi::PyUnicode_GET_LENGTH(k) == 0
             {
