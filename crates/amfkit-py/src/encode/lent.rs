@@ -13,7 +13,8 @@
 //! The reference tables key objects by address, so an object keyed must live as long as
 //! the table: `keep_keyed` notes it, and the first safepoint keeps (takes a reference
 //! to) every one noted so far; after that, each is kept as it is keyed. An encode that
-//! runs no Python code takes no reference at all.
+//! runs no Python code takes no reference to a container or a keyed object (only to the
+//! strs shared across the graph that the string table remembers by identity).
 //!
 //! The owned entries are always the bottom of the stack (a safepoint owns everything
 //! above the mark), so when [`PyEncoder::give_back`] drops one (which may free it and run
