@@ -24,6 +24,8 @@ ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any]
 Closed = RuntimeError
 
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
+#: The answer to a request the app failed, or sent nothing for (as uvicorn answers).
+_FAILED = (500, [("content-type", "text/plain; charset=utf-8")], b"internal server error\n")
 
 
 def respond(protocol: Any, response: tuple[int, list[tuple[str, str]], bytes]) -> None:
@@ -102,10 +104,10 @@ class _HTTP:
         except Exception:
             logger.exception("the ASGI app failed")
             if self.status is None:
-                respond(self.protocol, (500, [("content-type", "text/plain; charset=utf-8")], b"internal server error\n"))
+                respond(self.protocol, _FAILED)
             return
-        if self.status is None:  # the app sent nothing (as uvicorn: a 500)
-            respond(self.protocol, (500, [("content-type", "text/plain; charset=utf-8")], b"internal server error\n"))
+        if self.status is None:  # the app sent nothing
+            respond(self.protocol, _FAILED)
         elif not self.done and self.stream is None:  # a start with no body message
             self.protocol.response_bytes(self.status, self.headers, b"")
 

@@ -22,6 +22,8 @@ long-poll is held; 0: plain polling), `AMFKIT_BENCH_QUEUE_SIZE` and
 
 from __future__ import annotations
 
+import functools
+
 import os
 import time
 from typing import Any
@@ -55,22 +57,19 @@ def echo_request(version: int = 3) -> bytes:
     return packet.encode(packet.Envelope(version, bodies=[packet.Body("EchoService.echo", "/1", [echo_value()])]))
 
 
+@functools.cache
 def _echo_answer() -> bytes:
+    """The echo call's pre-encoded answer (encoded once per process)."""
     from ..remoting import packet
 
     return packet.encode(packet.Envelope(3, bodies=[packet.Body("/1/onResult", "null", echo_value())]))
 
 
-_ANSWER: bytes | None = None
-
-
 async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Read the request, answer the pre-encoded echo result."""
-    global _ANSWER
     if scope["type"] == "lifespan":
         return await serve_lifespan(receive, send)
-    if _ANSWER is None:
-        _ANSWER = _echo_answer()
+    answer = _echo_answer()
     more = True
     while more:
         message = await receive()
@@ -79,31 +78,27 @@ async def bare(scope: dict[str, Any], receive: Any, send: Any) -> None:
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [(b"content-type", b"application/x-amf"), (b"content-length", str(len(_ANSWER)).encode())],
+            "headers": [(b"content-type", b"application/x-amf"), (b"content-length", str(len(answer)).encode())],
         }
     )
-    await send({"type": "http.response.body", "body": _ANSWER})
+    await send({"type": "http.response.body", "body": answer})
 
 
 def bare_wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     """`bare` for WSGI."""
-    global _ANSWER
-    if _ANSWER is None:
-        _ANSWER = _echo_answer()
+    answer = _echo_answer()
     length = environ.get("CONTENT_LENGTH")
     if length:
         environ["wsgi.input"].read(int(length))
-    start_response("200 OK", [("content-type", "application/x-amf"), ("content-length", str(len(_ANSWER)))])
-    return [_ANSWER]
+    start_response("200 OK", [("content-type", "application/x-amf"), ("content-length", str(len(answer)))])
+    return [answer]
 
 
 async def bare_rsgi(scope: Any, protocol: Any) -> None:
     """`bare` for RSGI (granian's interface)."""
-    global _ANSWER
-    if _ANSWER is None:
-        _ANSWER = _echo_answer()
+    answer = _echo_answer()
     await protocol()
-    protocol.response_bytes(200, [("content-type", "application/x-amf"), ("content-length", str(len(_ANSWER)))], _ANSWER)
+    protocol.response_bytes(200, [("content-type", "application/x-amf"), ("content-length", str(len(answer)))], answer)
 
 
 def _py3amf_app() -> Any:

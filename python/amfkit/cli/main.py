@@ -581,7 +581,7 @@ def _announce_demo(args: argparse.Namespace, base: str) -> None:
 
 def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: str) -> int:
     """`amfkit serve --server granian`: RSGI for an app that has it (a Gateway), else
-    ASGI; the limits as amfkit.serving_granian maps them."""
+    ASGI; the limits as amfkit.serving.granian maps them."""
     from .. import serving
     from ..serving import granian as serving_granian
 

@@ -225,14 +225,8 @@ class Gateway:
                     timer.stop(task)  # else the general path goes on with the same deadline
                     try:
                         out = await amf.handle(body, self, receive=receive)
-                    except _http.HTTPError as e:  # a malformed packet: 400, as the core says
-                        await _http.send_response(send, e.response())
-                        return
-                    except Exception:
-                        # Every body's failure is a fault already: this is a bug, answered
-                        # as the general core answers one.
-                        logger.exception("unexpected error answering an AMF request")
-                        await _http.send_response(send, _http.text_response(500, "internal server error"))
+                    except Exception as e:
+                        await _http.send_response(send, _amf_failure(e))
                         return
                     out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
                     headers = [_CONTENT_TYPE_AMF, *coding.raw, (b"content-length", str(len(out)).encode())]
@@ -285,17 +279,7 @@ class Gateway:
                     return  # the client went away
                 finally:
                     timer.stop(task)
-                try:
-                    out = await amf.handle(body, self, receive=_rsgi.disconnected(protocol))
-                except _http.HTTPError as e:  # a malformed packet: 400, as the core says
-                    _rsgi.respond(protocol, e.response())
-                    return
-                except Exception:
-                    logger.exception("unexpected error answering an AMF request")
-                    _rsgi.respond(protocol, _http.text_response(500, "internal server error"))
-                    return
-                out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
-                protocol.response_bytes(200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out)
+                _rsgi.respond(protocol, await self._amf_answer(amf.handle(body, self, receive=_rsgi.disconnected(protocol)), accept))
                 return
         await _rsgi.serve(self, scope, protocol)
 
@@ -307,8 +291,7 @@ class Gateway:
             return None
         if "content-encoding" in headers:
             return None
-        ctype = headers.get("content-type")
-        if self._plain_post(path, [(b"content-type", ctype.encode("latin-1"))] if ctype is not None else ()) is None:
+        if self._plain_type(path, headers.get("content-type")) is None:
             return None
         accept: str = headers.get("accept-encoding") or ""
         return accept
@@ -352,6 +335,24 @@ class Gateway:
                 if not v.isdigit() or int(v) > self.max_body_size:
                     return None
         return accept
+
+    def _plain_type(self, path: str, content_type: str | None) -> str | None:
+        """`_plain_post` for an adapter that checks the other headers itself: the
+        Content-Type alone (None when absent)."""
+        return self._plain_post(path, [(b"content-type", content_type.encode("latin-1"))] if content_type else ())
+
+    def _amf_ok(self, out: bytes, accept: str) -> _http.Response:
+        """The 200 response carrying a response packet, gzipped as `accept` allows."""
+        out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
+        return 200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out
+
+    async def _amf_answer(self, pending: Awaitable[bytes], accept: str) -> _http.Response:
+        """The response to a plain AMF request whose response packet `pending` gives."""
+        try:
+            out = await pending
+        except Exception as e:
+            return _amf_failure(e)
+        return self._amf_ok(out, accept)
 
     def _answer_now(self, body: bytes) -> bytes | Awaitable[bytes] | None:
         """The short path's answer to a plain AMF request `body` (no query string), made
@@ -397,8 +398,7 @@ class Gateway:
         awaitable when a result must be awaited); None for the core."""
         if environ.get("QUERY_STRING") or environ.get("HTTP_CONTENT_ENCODING"):
             return None
-        ctype = environ.get("CONTENT_TYPE")
-        if self._plain_post(path, [(b"content-type", ctype.encode("latin-1"))] if ctype else ()) is None:
+        if self._plain_type(path, environ.get("CONTENT_TYPE")) is None:
             return None
         try:
             out = self._answer_now(body)
@@ -408,9 +408,8 @@ class Gateway:
             return None
         accept = environ.get("HTTP_ACCEPT_ENCODING") or ""
         if not isinstance(out, bytes):
-            return self.amf_fast_route._later(out, accept)
-        out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
-        return 200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out
+            return self._amf_answer(out, accept)
+        return self._amf_ok(out, accept)
 
     # --- the HTTP core ---------------------------------------------------------------
 
@@ -611,6 +610,17 @@ def _may_be_plain(body: bytes) -> bool:
     return body[2:4] == b"\x00\x00" and body[6:12] != _FLEX_TARGET
 
 
+def _amf_failure(error: Exception) -> _http.Response:
+    """The answer when answering a plain AMF request raised `error` (called in its
+    `except` block): 400 for a malformed packet, as the core says; anything else is a
+    bug (every body's failure is a fault already), logged and answered 500 as the
+    general core answers one."""
+    if isinstance(error, _http.HTTPError):
+        return error.response()
+    logger.exception("unexpected error answering an AMF request")
+    return _http.text_response(500, "internal server error")
+
+
 def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:
     """An ASGI `receive` that gives `message` (already received) first."""
     pending = [message]
@@ -682,41 +692,25 @@ class AMFRoute:
     def answer(self, body: bytes, accept: str) -> tuple[bytes, bytes] | Awaitable[_http.Response] | None:
         """The answer to a POST `accepts` took, whose whole `body` came: (the response
         head without the server's own headers and the blank line, body); an awaitable
-        of the response (status, headers as bytes, body), to be sent from a task, when a
+        of the response (status, headers, body), to be sent from a task, when a
         result must be awaited; None, with nothing called, to let the ASGI app answer."""
         gateway = self.gateway
         if len(body) > gateway.max_body_size:
             return None  # a chunked body past the limit: the ASGI app refuses it (413)
         try:
             out = gateway._answer_now(body)
-        except _http.HTTPError as e:  # a malformed packet: 400, the connection kept
-            status, headers, text = e.response()
-            return _head(status, headers), text
-        except Exception:
-            logger.exception("unexpected error answering an AMF request")
-            status, headers, text = _http.text_response(500, "internal server error")
+        except Exception as e:  # a malformed packet: 400, the connection kept
+            status, headers, text = _amf_failure(e)
             return _head(status, headers), text
         if out is None:
             return None
         if not isinstance(out, bytes):
-            return self._later(out, accept)
+            return gateway._amf_answer(out, accept)
         out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
         head = _HEADS.get(coding)
         if head is None:
-            head = _HEADS[coding] = _head(200, [(k.decode("latin-1"), v.decode("latin-1")) for k, v in (_CONTENT_TYPE_AMF, *coding.raw)])
+            head = _HEADS[coding] = _head(200, [_CONTENT_TYPE_TEXT, *coding.text])
         return head + b"content-length: %d\r\n" % len(out), out
-
-    async def _later(self, pending: Awaitable[bytes], accept: str) -> _http.Response:
-        gateway = self.gateway
-        try:
-            out = await pending
-        except _http.HTTPError as e:
-            return e.response()
-        except Exception:
-            logger.exception("unexpected error answering an AMF request")
-            return _http.text_response(500, "internal server error")
-        out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
-        return 200, [("content-type", amf.CONTENT_TYPE), *coding.text, ("content-length", str(len(out)))], out
 
 
 #: Response heads of the short path by compression outcome (`_http.Coding`).

@@ -27,6 +27,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
 
+from ..remoting.http import send_response
 from . import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_HEADER_SIZE, HEADER_TIMEOUT_ENV, MAX_HEADER_SIZE_ENV
 
 __all__ = ["HttpToolsProtocol"]
@@ -79,10 +80,7 @@ class _Later:
         self.answer = answer
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        status, headers, body = await self.answer
-        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        await send({"type": "http.response.start", "status": status, "headers": raw})
-        await send({"type": "http.response.body", "body": body})
+        await send_response(send, await self.answer)
 
 
 #: For each app this process serves: (the app, the object holding its `asset_fast_route`
