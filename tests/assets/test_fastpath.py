@@ -10,30 +10,13 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import serve_asgi
+from servers import Tagged, serve_asgi
 
 from amfkit.assets import AssetStore
 from amfkit.assets.fastpath import MAX_CACHED
 from amfkit.remoting import Gateway
 
 SMALL = bytes(range(256)) * 40  # 10,240 bytes
-
-
-class Tagged:
-    """The gateway, with every answer it gives through ASGI marked `x-asgi: 1`; the
-    protocol finds the gateway's fast route through `.app`, as through uvicorn's own
-    middleware."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.app = gateway
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        async def tagged(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), (b"x-asgi", b"1")]}
-            await send(message)
-
-        await self.app(scope, receive, tagged)
 
 
 @pytest.fixture

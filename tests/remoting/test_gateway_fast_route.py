@@ -16,7 +16,7 @@ import httpx
 import pytest
 from abuse import Closed, amf_request, amf_result, read_response
 from gateway_util import EchoService
-from servers import serve_asgi
+from servers import Tagged, serve_asgi
 
 from amfkit.remoting import Gateway, packet
 from amfkit.remoting import messages as m
@@ -45,21 +45,6 @@ def flex_request(destination: str, operation: str, args: list[Any]) -> bytes:
     """A Flex RemoteObject call, as Flex sends it (a RemotingMessage in an AMF3 body)."""
     message = m.RemotingMessage(destination=destination, operation=operation, body=args, headers={"DSId": "nil"})
     return packet.encode(Envelope(3, [], [Body("null", "/1", [message])]))
-
-
-class Tagged:
-    """The gateway, with every answer given through its ASGI app marked `x-asgi: 1`."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.app = gateway
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        async def tagged(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), (b"x-asgi", b"1")]}
-            await send(message)
-
-        await self.app(scope, receive, tagged)
 
 
 @pytest.fixture(scope="module")

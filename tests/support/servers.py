@@ -13,6 +13,8 @@ when the ``with`` block ends.
   (HTTP/1.0, one request per connection); ``server="uvicorn"`` runs it under uvicorn's
   WSGI adapter instead (HTTP/1.1 keep-alive, the app called from a thread pool).
 - ``serve_py3amf_gateway(services)``: Py3AMF's ``WSGIGateway`` under ``serve_wsgi``.
+- ``Tagged(gateway)``: the gateway with every answer its ASGI app gives marked, to tell
+  them from those amfkit's HTTP protocol gives itself.
 
 Errors an app raises are printed by the server as usual; an exception that kills a
 server thread reaches pytest as an unhandled-thread-exception warning, which the suite
@@ -33,7 +35,7 @@ from collections.abc import Iterator
 from typing import Any, Callable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-__all__ = ["RunningServer", "serve_asgi", "serve_cli", "serve_py3amf_gateway", "serve_wsgi"]
+__all__ = ["RunningServer", "Tagged", "serve_asgi", "serve_cli", "serve_py3amf_gateway", "serve_wsgi"]
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 10.0
@@ -51,6 +53,23 @@ class RunningServer:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+
+class Tagged:
+    """The gateway, with every answer it gives through ASGI marked `x-asgi: 1`; amfkit's
+    HTTP protocol finds the gateway's fast routes through `.app`, as through uvicorn's
+    own middleware."""
+
+    def __init__(self, gateway: Any) -> None:
+        self.app = gateway
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async def tagged(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"x-asgi", b"1")]}
+            await send(message)
+
+        await self.app(scope, receive, tagged)
 
 
 def _listening_socket(port: int = 0) -> socket.socket:
