@@ -5,27 +5,28 @@ function (`respond`).
     gateway = Gateway({"EchoService": EchoService()})   # an ASGI app, and an RSGI one
     application = gateway.wsgi                           # the same gateway for WSGI hosts
 
-The gateway routes a request by path and content type to its protocol's module (`amf`,
-`jsonrpc`, `xmlrpc`) and owns the HTTP around them (`http`); plain AMF calls take a short
-path on every interface, and `amf_fast_route` (`AMFRoute`) lets `amfkit serve`'s HTTP
-protocol answer them with no ASGI task. docs/gateway.md describes the whole behaviour.
+The gateway is the routing: a request goes by path and content type to its protocol's
+module (`amf`, `jsonrpc`, `xmlrpc`), to the asset server or to the browser page, with the
+HTTP around them from `http`. Each interface it is served through (ASGI, RSGI, WSGI, and
+`amf_fast_route` for `amfkit serve`'s HTTP protocol) lives in `interfaces`, with the
+short path each takes for plain AMF calls. docs/gateway.md describes the whole behaviour.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from .. import rsgi as _rsgi
 from .._text import MAX_SHOWN, clip, error_text, shown
 from . import amf, jsonrpc, xmlrpc
 from . import http as _http
 from .auth import Authenticator, authenticate, split_credentials
+from .interfaces import asgi as _asgi, rsgi as _rsgi, wsgi as _wsgi
+from .interfaces.fastroute import AMFRoute
 from .request import Timings
 from .services import DEFAULT_MAX_CALLS, INTERNAL_ERROR_MESSAGE, Context, Principal, Services
 from .sessions import SessionStore, open_session_store
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..assets.http import AssetServer
     from ..messaging import Messaging
 
-__all__ = ["AMFRoute", "Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
+__all__ = ["Gateway", "AMF_CONTENT_TYPE", "INTERNAL_ERROR_MESSAGE"]
 
 AMF_CONTENT_TYPE = amf.CONTENT_TYPE
 
@@ -189,227 +190,20 @@ class Gateway:
 
             self.asset_fast_route = FileRoute(server.store, server.path, cache_control)
 
-    # --- the adapters ----------------------------------------------------------------
+    # --- the interfaces (amfkit.remoting.interfaces): thin faces of the routing below ---
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-        """The ASGI application.
-
-        An AMF POST to the gateway's path with no query string and no Content-Encoding,
-        whose body arrives in one message, takes a short path here (the request path is
-        the HTTP floor plus what the gateway must do); everything else goes through the
-        general core, which answers the same way.
-        """
-        kind = scope["type"]
-        if kind == "http" and scope["method"] == "POST" and not scope.get("query_string"):
-            accept = self._plain_post(scope["path"], scope["headers"])
-            if accept is not None:
-                # The body is read eagerly: when the server has it already (a small
-                # request), no deadline is needed; else the rest of the read is awaited
-                # under the body deadline.
-                timer = self.body_timer
-                task = None
-                reading = receive().__await__()
-                try:
-                    try:
-                        pending = next(reading)
-                    except StopIteration as done:
-                        message = done.value
-                    else:
-                        task = timer.start()
-                        message = await _http.within_deadline(timer, task, _Resumed(reading, pending))
-                except _http.HTTPError as e:
-                    await _http.send_response(send, _http.refused(e))
-                    return
-                body = message.get("body", b"")
-                if message["type"] == "http.request" and not message.get("more_body") and len(body) <= self.max_body_size:
-                    timer.stop(task)  # else the general path goes on with the same deadline
-                    try:
-                        out = await amf.handle(body, self, receive=receive)
-                    except Exception as e:
-                        await _http.send_response(send, _amf_failure(e))
-                        return
-                    out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
-                    headers = [_CONTENT_TYPE_AMF, *coding.raw, (b"content-length", str(len(out)).encode())]
-                    await send({"type": "http.response.start", "status": 200, "headers": headers})
-                    await send({"type": "http.response.body", "body": out})
-                    return
-                receive = _replay(message, receive)
-        elif kind == "http":
-            method = scope["method"]
-            if method == "POST":
-                qs = scope.get("query_string")
-                if qs and b"command=" in qs and self._on_path(scope["path"]):
-                    from ..messaging import streaming
-
-                    if streaming.command_of(qs.decode("latin-1")) is not None:
-                        await streaming.serve(self, scope, receive, send)
-                        return
-            elif (method == "GET" or method == "HEAD") and self.assets is not None and self.assets.under(scope["path"]):
-                await self.assets.asgi(scope, receive, send)
-                return
-        elif kind == "websocket":
-            await self._websocket(scope, receive, send)
-            return
-        scheme = scope.get("scheme") or "http"
-
-        def core(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Awaitable[_http.Response]:
-            return self._respond(method, path, headers, body, receive=receive, scheme=scheme)
-
-        await _http.asgi(core, self.max_body_size, scope, receive, send, self.body_timer)
-
-    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
-        """The RSGI application (granian's own interface: `granian --interface rsgi`,
-        `amfkit serve --server granian`).
-
-        The short path as under ASGI (a plain AMF POST with its `Content-Length`, the body
-        read whole under the body deadline); everything else is the ASGI app's, run
-        through `amfkit.rsgi` (the same answers, WebSocket and streaming included)."""
-        if scope.proto == "http" and scope.method == "POST" and not scope.query_string:
-            headers = scope.headers
-            accept = self._plain_rsgi(scope.path, headers)
-            if accept is not None:
-                timer = self.body_timer
-                task = timer.start()
-                try:
-                    body = await _http.within_deadline(timer, task, protocol())
-                except _http.HTTPError as e:
-                    _rsgi.respond(protocol, _http.refused(e))
-                    return
-                except _rsgi.Closed:
-                    return  # the client went away
-                finally:
-                    timer.stop(task)
-                _rsgi.respond(protocol, await self._amf_answer(amf.handle(body, self, receive=_rsgi.disconnected(protocol)), accept))
-                return
-        await _rsgi.serve(self, scope, protocol)
-
-    def _plain_rsgi(self, path: str, headers: Any) -> str | None:
-        """`_plain_post` for an RSGI request (its headers a mapping of lowercase names),
-        which must declare its length."""
-        length = headers.get("content-length")
-        if length is None or not length.isdigit() or int(length) > self.max_body_size:
-            return None
-        if "content-encoding" in headers:
-            return None
-        if self._plain_type(path, headers.get("content-type")) is None:
-            return None
-        accept: str = headers.get("accept-encoding") or ""
-        return accept
-
-    async def _websocket(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-        """A WebSocket on the gateway's path is the messaging channel; without messaging,
-        or on another path, the handshake is refused (HTTP 403)."""
-        if self.messaging is not None and self._on_path(scope["path"]):
-            from ..messaging import websocket
-
-            await websocket.serve(self, scope, receive, send)
-            return
-        if (await receive()).get("type") == "websocket.connect":
-            await send({"type": "websocket.close", "code": 1008})
-
-    def _on_path(self, path: str) -> bool:
-        return self.path is None or path == self.path or path.rstrip("/") == self.path
-
-    def _plain_post(self, path: str, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-        """For a POST to `path` (no query string) with `headers` (lowercase names, as ASGI
-        gives them) that can take the short path: its `Accept-Encoding` ("" when absent);
-        None when it cannot (another path or protocol, a compressed or too large body, or
-        Server-Timing on: the general core times the phases)."""
-        if self.server_timing:
-            return None
-        if self.path is not None:
-            if path != self.path and path.rstrip("/") != self.path:
-                return None
-        elif self.assets is not None and self.assets.under(path):
-            return None  # any path but the assets' (405 from the core)
-        accept = ""
-        for k, v in headers:
-            if k == b"content-type":
-                if _http.media_type(v.decode("latin-1")) not in _AMF_TYPES:
-                    return None
-            elif k == b"accept-encoding":
-                accept = v.decode("latin-1")
-            elif k == b"content-encoding":
-                return None
-            elif k == b"content-length":
-                if not v.isdigit() or int(v) > self.max_body_size:
-                    return None
-        return accept
-
-    def _plain_type(self, path: str, content_type: str | None) -> str | None:
-        """`_plain_post` for an adapter that checks the other headers itself: the
-        Content-Type alone (None when absent)."""
-        return self._plain_post(path, [(b"content-type", content_type.encode("latin-1"))] if content_type else ())
-
-    def _amf_ok(self, out: bytes, accept: str) -> _http.Response:
-        """The 200 response carrying a response packet, gzipped as `accept` allows."""
-        out, coding = _http.compress(out, accept, self.gzip_threshold, self.gzip_level)
-        return 200, [_CONTENT_TYPE_TEXT, *coding.text, ("content-length", str(len(out)))], out
-
-    async def _amf_answer(self, pending: Awaitable[bytes], accept: str) -> _http.Response:
-        """The response to a plain AMF request whose response packet `pending` gives."""
-        try:
-            out = await pending
-        except Exception as e:
-            return _amf_failure(e)
-        return self._amf_ok(out, accept)
-
-    def _answer_now(self, body: bytes) -> bytes | Awaitable[bytes] | None:
-        """The short path's answer to a plain AMF request `body` (no query string), made
-        without an ASGI task: the response packet, when every call ran to its end now;
-        an awaitable of it, when a result must be awaited (its rest runs in the caller's
-        task); None, with nothing called, when the packet is not one of plain calls to
-        synchronous methods (headers, Flex messages, an async method...: the general
-        route answers it). A malformed packet raises `HTTPError` (400) before any call.
-
-        The answer is `amf.handle`'s, made by the same functions: only the first steps
-        run outside a task (synchronous methods: `asyncio.current_task()` is None there,
-        and they run in a context of their own, as in a task)."""
-        if not _may_be_plain(body):
-            return None
-        version, headers, bodies = amf._decode(body, self)
-        if headers:
-            return None
-        methods = amf._plain_calls(bodies, self)
-        if methods is None:
-            return None
-        for method in methods:
-            if method.is_async:
-                return None
-        steps = amf._answer_plain(version, bodies, methods, self).__await__()
-        context = contextvars.copy_context()
-        try:
-            pending = context.run(next, steps)
-        except StopIteration as done:
-            out: bytes = done.value
-            return out
-        return _Resumed(steps, pending, context)
+    #: The ASGI application: `gateway(scope, receive, send)` (interfaces.asgi).
+    __call__ = _asgi.app
+    #: The RSGI application, granian's interface (interfaces.rsgi).
+    __rsgi__ = _rsgi.app
 
     @property
     def wsgi(self) -> _http.WSGIAdapter:
-        """The WSGI application (one event loop per worker thread runs the async core)."""
+        """The WSGI application (one event loop per worker thread runs the async core;
+        interfaces.wsgi)."""
         if self._wsgi is None:
-            mount = (self.assets.prefix, self.assets.wsgi) if self.assets is not None else None
-            self._wsgi = _http.WSGIAdapter(self._respond, self.max_body_size, mount=mount, short=self._wsgi_short)
+            self._wsgi = _wsgi.adapter(self)
         return self._wsgi
-
-    def _wsgi_short(self, path: str, environ: Mapping[str, Any], body: bytes) -> _http.Response | Awaitable[_http.Response] | None:
-        """The short path under WSGI: a plain AMF POST answered with no event loop (an
-        awaitable when a result must be awaited); None for the core."""
-        if environ.get("QUERY_STRING") or environ.get("HTTP_CONTENT_ENCODING"):
-            return None
-        if self._plain_type(path, environ.get("CONTENT_TYPE")) is None:
-            return None
-        try:
-            out = self._answer_now(body)
-        except _http.HTTPError as e:
-            return e.response()
-        if out is None:
-            return None
-        accept = environ.get("HTTP_ACCEPT_ENCODING") or ""
-        if not isinstance(out, bytes):
-            return self._amf_answer(out, accept)
-        return self._amf_ok(out, accept)
 
     # --- the HTTP core ---------------------------------------------------------------
 
@@ -470,6 +264,10 @@ class Gateway:
             return e.response()
         out, coding = _http.compress(out, headers.get("accept-encoding"), self.gzip_threshold, self.gzip_level)
         return status, [("content-type", ctype), *coding.text, ("content-length", str(len(out)))], out
+
+    def _on_path(self, path: str) -> bool:
+        """Whether `path` (no query string) is the gateway's."""
+        return self.path is None or path == self.path or path.rstrip("/") == self.path
 
     async def _timed_post(self, query: str, headers: Mapping[str, str], body: bytes, receive: Callable[[], Awaitable[Any]] | None) -> _http.Response:
         """`_post` and the compression with each phase timed: the answer carries them as
@@ -592,133 +390,3 @@ class Gateway:
 _AMF_TYPES = amf.CONTENT_TYPES
 #: A Host header value that may go into a URL (a name or address, and a port).
 _HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
-_CONTENT_TYPE_AMF = (b"content-type", amf.CONTENT_TYPE.encode())
-_CONTENT_TYPE_TEXT = ("content-type", amf.CONTENT_TYPE)
-
-#: A first body's target as Flex messages write it: length 4, "null".
-_FLEX_TARGET = b"\x00\x04null"
-
-
-def _may_be_plain(body: bytes) -> bool:
-    """Whether a packet may hold plain calls, read off its first bytes without decoding
-    it: no headers (version, header count 0), and a first body whose target is not
-    Flex's "null" (body count, then the target). The rest is not decoded twice (here,
-    then by the app) for what the short path would not take anyway; a packet too short
-    to tell is decoded, so that a malformed one is refused here."""
-    if len(body) < 12:
-        return True
-    return body[2:4] == b"\x00\x00" and body[6:12] != _FLEX_TARGET
-
-
-def _amf_failure(error: Exception) -> _http.Response:
-    """The answer when answering a plain AMF request raised `error` (called in its
-    `except` block): 400 for a malformed packet, as the core says; anything else is a
-    bug (every body's failure is a fault already), logged and answered 500 as the
-    general core answers one."""
-    if isinstance(error, _http.HTTPError):
-        return error.response()
-    logger.exception("unexpected error answering an AMF request")
-    return _http.text_response(500, "internal server error")
-
-
-def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:
-    """An ASGI `receive` that gives `message` (already received) first."""
-    pending = [message]
-
-    async def again() -> Any:
-        if pending:
-            return pending.pop()
-        return await receive()
-
-    return again
-
-
-class _Resumed:
-    """The rest of an awaitable that was run by hand until it first waited: `steps` is its
-    iterator (`__await__()`), `pending` what it yielded then (an asyncio future, or None
-    for a bare yield). Awaited in a task, it hands `pending` to the task and goes on as
-    `yield from` would, each step in `context` (None: the task's own)."""
-
-    __slots__ = ("_steps", "_pending", "_context")
-
-    def __init__(self, steps: Any, pending: Any, context: contextvars.Context | None = None) -> None:
-        self._steps = steps
-        self._pending = pending
-        self._context = context
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        steps, pending = self._steps, self._pending
-        run: Callable[..., Any] = self._context.run if self._context is not None else _call
-        while True:
-            # A task resumes with None (the next step), or throws in (a cancellation:
-            # the awaitable sees it where it waits).
-            try:
-                yield pending
-            except BaseException as e:
-                throw = getattr(steps, "throw", None)
-                if throw is None:
-                    raise
-                step: Callable[..., Any] = throw
-                arg: Any = e
-            else:
-                step, arg = next, steps
-            try:
-                pending = run(step, arg)
-            except StopIteration as done:
-                return done.value
-
-
-def _call(step: Callable[[Any], Any], arg: Any) -> Any:
-    return step(arg)
-
-
-class AMFRoute:
-    """The short path for an HTTP protocol that parses requests itself (`amfkit serve`'s,
-    amfkit.serving): a plain AMF POST answered in the protocol's callbacks, with no ASGI
-    task, by the same functions and with the same answer as the gateway's ASGI app."""
-
-    __slots__ = ("gateway",)
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.gateway = gateway
-
-    def accepts(self, url: bytes, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-        """For a POST of `url` (the request target) with `headers` (lowercase names): its
-        `Accept-Encoding` ("" when absent) when this route may answer it, else None."""
-        if b"?" in url or b"%" in url or b"#" in url:
-            return None
-        return self.gateway._plain_post(url.decode("latin-1"), headers)
-
-    def answer(self, body: bytes, accept: str) -> tuple[bytes, bytes] | Awaitable[_http.Response] | None:
-        """The answer to a POST `accepts` took, whose whole `body` came: (the response
-        head without the server's own headers and the blank line, body); an awaitable
-        of the response (status, headers, body), to be sent from a task, when a
-        result must be awaited; None, with nothing called, to let the ASGI app answer."""
-        gateway = self.gateway
-        if len(body) > gateway.max_body_size:
-            return None  # a chunked body past the limit: the ASGI app refuses it (413)
-        try:
-            out = gateway._answer_now(body)
-        except Exception as e:  # a malformed packet: 400, the connection kept
-            status, headers, text = _amf_failure(e)
-            return _head(status, headers), text
-        if out is None:
-            return None
-        if not isinstance(out, bytes):
-            return gateway._amf_answer(out, accept)
-        out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
-        head = _HEADS.get(coding)
-        if head is None:
-            head = _HEADS[coding] = _head(200, [_CONTENT_TYPE_TEXT, *coding.text])
-        return head + b"content-length: %d\r\n" % len(out), out
-
-
-#: Response heads of the short path by compression outcome (`_http.Coding`).
-_HEADS: dict[Any, bytes] = {}
-
-
-def _head(status: int, headers: Iterable[tuple[str, str]]) -> bytes:
-    """An HTTP/1.1 status line and header lines (without the blank line)."""
-    lines = [f"HTTP/1.1 {status} {_http._reason(status)}\r\n"]
-    lines += [f"{k}: {v}\r\n" for k, v in headers]
-    return "".join(lines).encode("latin-1")
