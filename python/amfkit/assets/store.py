@@ -1,6 +1,7 @@
 """The asset store's interface: `AssetStore` (what every backend implements), `Asset` (one
 stored blob's metadata, and its bytes when loaded), `AssetReader` (a ranged read of one
-version) and the errors. `AssetStore.open(url)` picks the backend by the URL's scheme.
+version) and the errors. `AssetStore.open(url)` picks the backend by the URL's scheme: this module
+names the backends (`AssetStore.BACKENDS`) and imports none of them; they import it.
 
 A backend implements five synchronous primitives (`_put`, `_load`, `_stat`, `_delete`,
 `_names`) and `_open` for ranged reads; names are checked, sizes bounded and content types
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import os
 import mimetypes
 import threading
@@ -205,7 +207,8 @@ class AssetStore:
     durable store. The same methods on every backend; the sync ones block, the `a...`
     ones never block the event loop."""
 
-    #: URL schemes -> (module, class); `open` imports the module only when used.
+    #: URL schemes -> (module, class); `open` imports the module only when used (a
+    #: folder's path, with no scheme, is a "file" store).
     BACKENDS: ClassVar[dict[str, tuple[str, str]]] = {
         "file": ("filesystem", "FileStore"),
         "sqlite": ("sqlite", "SQLiteStore"),
@@ -241,35 +244,29 @@ class AssetStore:
         store = cls._open_one(url, **options)
         if cache is None:
             return store
-        from .cache import CachedStore
-
         if isinstance(cache, str):
             front = cls._open_one(cache, **{"prefix": CACHE_PREFIX, "max_size": store.max_size, **(cache_options or {})})
         else:
             front = cache
-        return CachedStore(store, front)
+        cached: AssetStore = _backend(_CACHED)(store, front)
+        return cached
 
     @classmethod
     def _open_one(cls, url: str | os.PathLike[str], **options: Any) -> AssetStore:
         if isinstance(url, os.PathLike):
-            from .filesystem import FileStore
-
-            return FileStore(url, **options)
+            folder: AssetStore = _backend(cls.BACKENDS["file"])(url, **options)
+            return folder
         if not isinstance(url, str):
             raise TypeError(f"an asset store URL is a str, not {type(url).__name__}")
         scheme, sep, _ = url.partition("://")
         if not sep:
-            from .filesystem import FileStore
-
-            return FileStore(url, **options)
+            folder = _backend(cls.BACKENDS["file"])(url, **options)
+            return folder
         backend = cls.BACKENDS.get(scheme.lower())
         if backend is None:
             known = ", ".join(f"{s}://" for s in cls.BACKENDS)
             raise ValueError(f"unsupported asset store {shown(shown_url(url))} (amfkit has: {known})")
-        import importlib
-
-        module = importlib.import_module(f"{__package__}.{backend[0]}")
-        store: AssetStore = getattr(module, backend[1]).from_url(url, **options)
+        store: AssetStore = _backend(backend).from_url(url, **options)
         return store
 
     # --- what a backend implements -----------------------------------------------------
@@ -447,6 +444,15 @@ class AssetStore:
             raise AssetTooLarge(f"asset {shown(name)} of {len(data)} bytes is larger than this store's max_size ({self.max_size})")
         content_type = guess_type(name) if content_type is None else check_content_type(content_type)
         return name, data, content_type
+
+
+#: The store `cache=` puts in front of another (module, class), loaded as the backends are.
+_CACHED = ("cache", "CachedStore")
+
+
+def _backend(where: tuple[str, str]) -> Any:
+    """The class (module, class name) of this package names, its module imported now."""
+    return getattr(importlib.import_module(f"{__package__}.{where[0]}"), where[1])
 
 
 def close_in_loops(closers: list[tuple[Any, asyncio.AbstractEventLoop]], pending: set[Any]) -> None:
