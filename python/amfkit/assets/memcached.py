@@ -64,7 +64,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._text import error_text, shown
 from .cache import LEASE_TTL, from_us, now_us, to_us
-from .memcached_aio import _Call, _Connections, _LoopConnections, _UNCANCEL, aiomcache_commands
+from .memcached_aio import UNCANCEL, Call, Connections, LoopConnections, aiomcache_commands
 from .names import check_name
 from .store import (
     close_in_loops,
@@ -268,7 +268,7 @@ class MemcachedStore(AssetStore):
         self._closed = False
         # The async path (None without aiomcache: then the store's thread pool).
         self._aio = aiomcache_commands()
-        self._aloops: dict[int, _LoopConnections] = {}
+        self._aloops: dict[int, LoopConnections] = {}
         self._alock = threading.Lock()
         self._closing: set[Any] = set()
 
@@ -646,7 +646,7 @@ class MemcachedStore(AssetStore):
 
     # --- async, native (aiomcache): what the sync methods above do, command for command
 
-    async def _aconnections(self, server: _Server) -> tuple[_LoopConnections, _Connections]:
+    async def _aconnections(self, server: _Server) -> tuple[LoopConnections, Connections]:
         """This event loop's connections (to `server`): made, and the loop's closer
         started, on first use."""
         loop = asyncio.get_running_loop()
@@ -657,10 +657,10 @@ class MemcachedStore(AssetStore):
         if connections is None:
             assert self._aio is not None
             limit = max(2**16, self.chunk_size + 4096)  # a chunk's reply, buffered whole
-            connections = entry.servers[server] = _Connections(server, self.pool_size, limit, self._aio)
+            connections = entry.servers[server] = Connections(server.host, server.port, self.pool_size, limit, self._aio)
         return entry, connections
 
-    async def _aloop(self, loop: asyncio.AbstractEventLoop) -> _LoopConnections:
+    async def _aloop(self, loop: asyncio.AbstractEventLoop) -> LoopConnections:
         with self._alock:
             if self._closed:
                 raise StoreUnavailable(f"memcached {self.url}: the store is closed")
@@ -670,7 +670,7 @@ class MemcachedStore(AssetStore):
             for key, old in list(self._aloops.items()):
                 if old.loop.is_closed():
                     del self._aloops[key]  # shut down without closing its generators
-            entry = _LoopConnections(loop, self.timeout)
+            entry = LoopConnections(loop, self.timeout)
             self._aloops[id(loop)] = entry
         # An async generator started on the loop is closed by the loop's shutdown
         # (`shutdown_asyncgens`), still on the loop: it closes the connections there.
@@ -678,7 +678,7 @@ class MemcachedStore(AssetStore):
         await entry.closer.__anext__()
         return entry
 
-    async def _acloser(self, entry: _LoopConnections) -> AsyncGenerator[None, None]:
+    async def _acloser(self, entry: LoopConnections) -> AsyncGenerator[None, None]:
         try:
             yield
         finally:
@@ -697,12 +697,12 @@ class MemcachedStore(AssetStore):
         entry, connections = await self._aconnections(server)
         task = asyncio.current_task()
         assert task is not None
-        call = _Call(entry.loop.time() + self.timeout, task)
+        call = Call(entry.loop.time() + self.timeout, task)
         entry.watch(call)
         try:
             return await connections.run(aio.commands[command], args)
         except asyncio.CancelledError:
-            if not call.expired or (_UNCANCEL and task.uncancel() > call.cancelling):
+            if not call.expired or (UNCANCEL and task.uncancel() > call.cancelling):
                 raise  # cancelled by someone else (too)
             raise StoreUnavailable(f"memcached {self.url}: {what} failed: no answer from {server.name} in {self.timeout:g} s") from None
         except aio.errors as e:

@@ -11,18 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
+from typing import Any
 
-if TYPE_CHECKING:
-    from .memcached import _Server
-
-__all__ = ["WATCH_STEPS", "aiomcache_commands"]
+__all__ = ["UNCANCEL", "WATCH_STEPS", "Call", "Connections", "LoopConnections", "aiomcache_commands"]
 
 #: A loop's watchdog looks for commands past their time every `timeout / WATCH_STEPS`
 #: seconds: a command is cancelled between `timeout` and `timeout * (1 + 1 / WATCH_STEPS)`.
 WATCH_STEPS = 8
-_UNCANCEL = sys.version_info >= (3, 11)  # Task.cancelling() and uncancel()
+UNCANCEL = sys.version_info >= (3, 11)  # Task.cancelling() and uncancel()
 
 
 class _Aiomcache:
@@ -58,18 +55,18 @@ def aiomcache_commands() -> _Aiomcache | None:
     return _AIOMCACHE[0]
 
 
-class _Connections:
-    """One server's connections on one event loop, for the async path: at most `size` in
-    use at once, opened when needed, each running aiomcache's commands (with `client`,
-    whose own pool stays unused); one that a command failed on, or was cancelled on, is
-    closed."""
+class Connections:
+    """One server's connections (`host`, `port`) on one event loop, for the async path: at
+    most `size` in use at once, opened when needed, each running aiomcache's commands
+    (with `client`, whose own pool stays unused); one that a command failed on, or was
+    cancelled on, is closed."""
 
-    def __init__(self, server: _Server, size: int, limit: int, aio: _Aiomcache) -> None:
-        self.host = server.host
-        self.port = server.port
+    def __init__(self, host: str, port: int, size: int, limit: int, aio: _Aiomcache) -> None:
+        self.host = host
+        self.port = port
         self.limit = limit
         self.new = aio.connection
-        self.client = aio.client(server.host, server.port, pool_size=1)
+        self.client = aio.client(host, port, pool_size=1)
         self.slots = asyncio.Semaphore(size)
         self.idle: list[Any] = []
         self.open: set[Any] = set()
@@ -125,7 +122,7 @@ class _Connections:
                 await conn.writer.wait_closed()
 
 
-class _Call:
+class Call:
     """A command in flight on a loop: when its time is up, and its task."""
 
     __slots__ = ("deadline", "task", "cancelling", "expired")
@@ -133,13 +130,13 @@ class _Call:
     def __init__(self, deadline: float, task: asyncio.Task[Any]) -> None:
         self.deadline = deadline
         self.task = task
-        self.cancelling = task.cancelling() if _UNCANCEL else 0
+        self.cancelling = task.cancelling() if UNCANCEL else 0
         self.expired = False
 
 
-class _LoopConnections:
-    """The connections of one event loop (one `_Connections` per server, made when first
-    used); the async generator that closes them when the loop shuts its async
+class LoopConnections:
+    """The connections of one event loop (one `Connections` per server, keyed by the
+    store's server object, made when first used); the async generator that closes them when the loop shuts its async
     generators down; the commands in flight, and the watchdog that cancels those past
     their time (a timer per command would cost more than the rest of a `get`)."""
 
@@ -147,13 +144,13 @@ class _LoopConnections:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
         self.loop = loop
-        self.servers: dict[_Server, _Connections] = {}
+        self.servers: dict[Hashable, Connections] = {}
         self.closer: AsyncGenerator[None, None] | None = None
-        self.calls: set[_Call] = set()
+        self.calls: set[Call] = set()
         self.interval = timeout / WATCH_STEPS
         self.watchdog: asyncio.TimerHandle | None = None
 
-    def watch(self, call: _Call) -> None:
+    def watch(self, call: Call) -> None:
         self.calls.add(call)
         if self.watchdog is None:
             self.watchdog = self.loop.call_later(self.interval, self._look)
