@@ -31,7 +31,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._text import shown
-from .main import CLIError, _read_input
+from .errors import CLIError
+from .files import read_input
 
 if TYPE_CHECKING:
     from ..assets import Asset, AssetStore
@@ -152,7 +153,7 @@ def cmd_put(args: argparse.Namespace) -> int:
         check_name(args.name)
         if args.content_type is not None:
             check_content_type(args.content_type)
-    data = _read_input(args.file)
+    data = read_input(args.file)
     with _open_store(args, create=True) as store, _errors():
         asset = store.put(args.name, data, content_type=args.content_type)
     _print(_long_line(asset))

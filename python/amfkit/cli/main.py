@@ -14,7 +14,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, BinaryIO, Sequence
+from typing import Any, Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -23,12 +23,10 @@ PROG = "amfkit"
 from ..benchlab import EXPERIMENTS as _EXPERIMENTS  # noqa: E402
 from .._text import MAX_MESSAGE, clip, shown  # noqa: E402
 from ..serving import DEFAULT_SERVER, SERVERS  # noqa: E402
+from .errors import CLIError  # noqa: E402
+from .files import input_name, read_input, write_output  # noqa: E402
 
 BENCH_SUITES = tuple(_EXPERIMENTS)
-
-
-class CLIError(Exception):
-    """A failure reported as one line on standard error, with exit status 1."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -281,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_decode(args: argparse.Namespace) -> int:
     from .detect import DetectError, decode_auto
 
-    data = _read_input(args.file)
+    data = read_input(args.file)
     _import_amfkit()
     try:
         decoded = decode_auto(
@@ -291,7 +289,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             max_depth=args.max_depth,
         )
     except DetectError as e:
-        raise CLIError(f"{_name(args.file)}: {e}") from None
+        raise CLIError(f"{input_name(args.file)}: {e}") from None
     out = sys.stdout
     if args.json:
         from .jsonio import iter_json
@@ -316,23 +314,23 @@ def cmd_decode(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     from .jsonio import JSONInputError, loads
 
-    raw = _read_input(args.file)
+    raw = read_input(args.file)
     amfkit = _import_amfkit()
     try:
         value = loads(raw)
     except JSONInputError as e:
-        raise CLIError(f"{_name(args.file)}: {e}") from None
+        raise CLIError(f"{input_name(args.file)}: {e}") from None
     module = amfkit.amf3 if args.version == 3 else amfkit.amf0
     try:
         if args.all:
             if not isinstance(value, list):
-                raise CLIError(f"{_name(args.file)}: --all needs a JSON list of values")
+                raise CLIError(f"{input_name(args.file)}: --all needs a JSON list of values")
             data = module.Encoder().encode_all(value)
         else:
             data = module.encode(value)
     except amfkit.EncodeError as e:
-        raise CLIError(f"{_name(args.file)}: {e}") from None
-    _write_output(args.output, data)
+        raise CLIError(f"{input_name(args.file)}: {e}") from None
+    write_output(args.output, data)
     return 0
 
 
@@ -344,7 +342,7 @@ def cmd_sol(args: argparse.Namespace) -> int:
         raise CLIError("-o is for --set and --delete")
     if args.get is not None and editing:
         raise CLIError("--get cannot be combined with --set or --delete")
-    data = _read_input(args.file)
+    data = read_input(args.file)
     amfkit = _import_amfkit()
     from ..sol import dumps, loads
 
@@ -352,7 +350,7 @@ def cmd_sol(args: argparse.Namespace) -> int:
     try:
         shared = loads(data, lossless=True, **options)
     except amfkit.DecodeError as e:
-        raise CLIError(f"{_name(args.file)}: {e}") from None
+        raise CLIError(f"{input_name(args.file)}: {e}") from None
     if args.get is not None:
         return _sol_get(shared, args)
     if editing:
@@ -361,7 +359,7 @@ def cmd_sol(args: argparse.Namespace) -> int:
             edited = dumps(shared)
         except amfkit.EncodeError as e:
             raise CLIError(f"cannot write the edited file: {e}") from None
-        _write_output(args.output, edited)
+        write_output(args.output, edited)
         return 0
     out = sys.stdout
     if args.json:
@@ -751,41 +749,6 @@ def _positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
     return n
-
-
-def _name(path: str) -> str:
-    return "<stdin>" if path == "-" else path
-
-
-def _read_input(path: str) -> bytes:
-    if path == "-":
-        stream: BinaryIO | None = getattr(sys.stdin, "buffer", None)
-        if stream is None:
-            raise CLIError("standard input is not available")
-        return stream.read()
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise CLIError(f"{path}: {e.strerror or e}") from None
-
-
-def _write_output(path: str, data: bytes) -> None:
-    if path == "-":
-        if sys.stdout.isatty():
-            raise CLIError("refusing to write AMF bytes to a terminal; use -o FILE or a pipe")
-        sys.stdout.flush()
-        stream: BinaryIO | None = getattr(sys.stdout, "buffer", None)
-        if stream is None:
-            raise CLIError("standard output takes no bytes here; use -o FILE")
-        stream.write(data)
-        stream.flush()
-        return
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        raise CLIError(f"{path}: {e.strerror or e}") from None
 
 
 def _import_amfkit() -> Any:
