@@ -1,5 +1,5 @@
-"""The demo's asset store: the seed 002 files put at startup (once), served at
-GET /assets/seed002/NN.png by the demo gateway in process, `AssetService` upload ->
+"""The demo's asset store: the file storage article's files put at startup (once), served
+at GET /assets/seed002/NN.png by the demo gateway in process, `AssetService` upload ->
 download -> list through the gateway as an AMF3 client, its limits, and where the folder
 is (one per port for `amfkit serve --demo`)."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from amfkit.assets import AssetStore
 from amfkit.cli.main import main
-from amfkit.demo import app as demo_app, assets as demo_assets, seed002
+from amfkit.demo import app as demo_app, assets as demo_assets, storage_files
 from amfkit.demo.assets import MAX_UPLOAD, MAX_UPLOADS, AssetService
 from amfkit.remoting.client import AsyncClient
 from amfkit.remoting.services import Fault, Services
@@ -38,13 +38,13 @@ def run(gateway, fn):
     return asyncio.run(with_http(gateway, fn))
 
 
-# -- the seed 002 files ---------------------------------------------------------------------
+# -- the file storage article's files -----------------------------------------------------
 
 
 def test_seed_files_are_put_once_then_only_when_changed(tmp_path):
     folder = tmp_path / "assets"
     store = demo_assets.open_store(folder)  # seeds
-    files = seed002.files()
+    files = storage_files.files()
     assert list(store.names("seed002/")) == [name for name, _ in files]
     assert all(store.get(name) == data for name, data in files)
     stamps = {name: store.stat(name).etag for name, _ in files}
@@ -60,8 +60,8 @@ def test_seed_files_are_put_once_then_only_when_changed(tmp_path):
 
 def test_the_gateway_serves_the_seed_files(demo):
     gateway, _ = demo
-    first_name, first = seed002.files()[0]
-    last_name, last = seed002.files()[-1]
+    first_name, first = storage_files.files()[0]
+    last_name, last = storage_files.files()[-1]
 
     async def go(http, _client):
         return await http.get(f"/assets/{first_name}"), await http.get(f"/assets/{last_name}"), await http.get("/assets/seed002/11.png")
@@ -78,7 +78,7 @@ def test_the_gateway_serves_the_seed_files(demo):
 
 def test_upload_download_list_through_the_gateway(demo):
     gateway, folder = demo
-    png = seed002.png(300, seed=5)
+    png = storage_files.png(300, seed=5)
 
     async def go(http, client):
         meta = await client.AssetService.upload("pics/mine.png", png)
@@ -94,10 +94,10 @@ def test_upload_download_list_through_the_gateway(demo):
     assert set(meta) == {"name", "size", "etag", "modified", "content_type"}
     assert meta["name"] == "uploads/pics/mine.png" and meta["size"] == 300 and meta["content_type"] == "image/png"
     assert text["name"] == "uploads/notes.txt" and text["size"] == 6 and text["content_type"] == "text/plain; charset=utf-8"
-    assert bytes(down) == png and bytes(seed) == seed002.files()[1][1]
+    assert bytes(down) == png and bytes(seed) == storage_files.files()[1][1]
     assert [d["name"] for d in listed] == ["uploads/notes.txt", "uploads/pics/mine.png"]
     assert listed[1] == meta
-    assert [d["name"] for d in everything] == sorted([n for n, _ in seed002.files()] + ["uploads/notes.txt", "uploads/pics/mine.png"])
+    assert [d["name"] for d in everything] == sorted([n for n, _ in storage_files.files()] + ["uploads/notes.txt", "uploads/pics/mine.png"])
     assert served.status_code == 200 and served.content == png and served.headers["content-type"] == "image/png"
     assert (folder / "uploads" / "pics" / "mine.png").read_bytes() == png
 
@@ -148,7 +148,7 @@ def test_upload_limits_through_the_gateway(demo):
     assert faults["missing"].code == "Asset.NotFound" and faults["missing"].message == "no asset 'uploads/none.bin'"
     assert faults["bad name"].code == "Asset.InvalidName"
     assert largest["size"] == MAX_UPLOAD
-    assert not (folder / "uploads" / "big.bin").exists() and (folder / "seed002" / "01.png").read_bytes() == seed002.files()[0][1]
+    assert not (folder / "uploads" / "big.bin").exists() and (folder / "seed002" / "01.png").read_bytes() == storage_files.files()[0][1]
 
 
 def test_only_the_newest_uploads_are_kept(tmp_path):
