@@ -3,9 +3,9 @@ by `amfkit serve`'s HTTP protocol (amfkit.serving) as soon as a request's header
 parsed, without an ASGI task, from an in-process cache of the files' bytes and their
 response heads.
 
-Measured on the file storage article's images (docs/benchmarks.md, `amfkit bench assets`): the ASGI
-route reads each file in a worker thread and answers at about half of nginx's
-requests/s; this path answers at nginx's pace. It serves a file from the cache once a
+Measured on the file storage article's images (docs/benchmarks.md, `amfkit bench
+assets`): the ASGI route reads each file in a worker thread and answers at about half of
+nginx's requests/s; this path answers at nginx's pace. It serves a file from the cache once a
 `stat` of its path shows the same inode, device, size and modification time (a put
 always makes a new inode), else it reads the file again through the store's safe walk
 from the root (no symbolic links followed), so a changed file is never served stale and

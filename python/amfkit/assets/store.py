@@ -1,7 +1,8 @@
 """The asset store's interface: `AssetStore` (what every backend implements), `Asset` (one
 stored blob's metadata, and its bytes when loaded), `AssetReader` (a ranged read of one
-version) and the errors. `AssetStore.open(url)` picks the backend by the URL's scheme: this module
-names the backends (`AssetStore.BACKENDS`) and imports none of them; they import it.
+version) and the errors. `AssetStore.open(url)` picks the backend by the URL's scheme:
+this module names the backends (`AssetStore.BACKENDS`) and imports none of them (each is
+loaded by name when first opened); they import it.
 
 A backend implements five synchronous primitives (`_put`, `_load`, `_stat`, `_delete`,
 `_names`) and `_open` for ranged reads; names are checked, sizes bounded and content types
@@ -451,7 +452,8 @@ _CACHED = ("cache", "CachedStore")
 
 
 def _backend(where: tuple[str, str]) -> Any:
-    """The class (module, class name) of this package names, its module imported now."""
+    """The class `where` names (a module of this package, a class in it), its module
+    imported now if it was not yet."""
     return getattr(importlib.import_module(f"{__package__}.{where[0]}"), where[1])
 
 
