@@ -50,7 +50,9 @@ HEADER_TIMEOUT = 2.0
 BODY_TIMEOUT = 2.0
 ROUND_SECONDS = 4.0
 QUIET_SECONDS = 3.0
-WARM_UP_SECONDS = 1.0
+# How long the valid clients may take to make their first call each (a bound on waiting
+# for them, not a pause).
+WARM_UP_TIMEOUT = 60.0
 
 
 ABUSE_SECONDS = float(os.environ.get("ABUSE_SECONDS", "12"))
@@ -76,12 +78,17 @@ def test_gateway_stays_up_under_abuse(tmp_path: Path) -> None:
         clients_stop = threading.Event()
         phase: dict[str, dict[str, abuse.Tally]] = {"now": {kind: abuse.Tally() for kind in quiet}}
 
+        # Set once a valid client has made its first call: its connection (and for the
+        # tiles, the database) is open from then on.
+        connected = {kind: threading.Event() for kind in quiet}
+
         class Switch(abuse.Tally):
             def __init__(self, kind: str) -> None:
                 self.kind = kind
 
             def ok(self, what: str, latency: float | None = None) -> None:
                 phase["now"][self.kind].ok(what, latency)
+                connected[self.kind].set()
 
             def error(self, what: str) -> None:
                 phase["now"][self.kind].error(what)
@@ -92,7 +99,8 @@ def test_gateway_stays_up_under_abuse(tmp_path: Path) -> None:
         ]
         for t in valid:
             t.start()
-        time.sleep(WARM_UP_SECONDS)
+        for kind, event in connected.items():
+            assert event.wait(WARM_UP_TIMEOUT), f"the {kind} client made no call in {WARM_UP_TIMEOUT} s: {phase['now'][kind].errors}"
         phase["now"] = quiet = {kind: abuse.Tally() for kind in quiet}  # counted from here
         # The valid clients' connections and the tile database are open from here on.
         fd_base = server.fds()
