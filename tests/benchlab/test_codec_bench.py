@@ -11,7 +11,7 @@ import pytest
 import amfkit
 from amfkit import benchlab
 from amfkit.benchlab import codec, graphs, timing
-from amfkit.benchlab.graphdiff import first_difference
+from amfkit.diff import first_difference
 
 
 def _installed(module: str) -> bool:

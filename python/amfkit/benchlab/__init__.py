@@ -25,7 +25,7 @@ An experiment is one module in this package with the same small shape:
 
 What the experiments share, written once: `timing` (how to measure, the machine facts),
 `peers` (the peer libraries' versions, Py3AMF, class registration for a run),
-`graphdiff` (the one graph comparison, also used by the demo and the tests), `text`
+`amfkit.diff` (the one graph comparison, also used by the demo and the tests), `text`
 (figures, cells and tables as text) and `model` (the report's sections, ratios, JSON,
 the command line). `runner` runs several experiments (`amfkit bench`), `report` renders
 one self-contained HTML file, `compare` prints what got faster or slower between two

@@ -9,7 +9,7 @@ What it does, per graph (`graphs.py`: simple, complex, static, reference) and pe
 
 1. **Setup**: the benchmark classes are registered with each AMF library (and
    unregistered afterwards, so the process's registries are left as they were).
-2. **Check**: encode once, decode once, compare with the input (`graphdiff`, by AMF
+2. **Check**: encode once, decode once, compare with the input (`amfkit.diff`, by AMF
    meaning): AMF codecs and pickle must give back the typed objects and the shared
    references; orjson and msgpack, which get the plain-dict twin of the graph, must give
    back equal data. The check doubles as the warm-up of the slow pure-Python peers.
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from . import graphs, peers
-from .graphdiff import first_difference
+from ..diff import first_difference
 from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
 from .text import fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell, waited
 from .timing import machine_facts, measure

@@ -23,7 +23,7 @@ The builders, and what each one stresses:
   anonymous), each referenced thousands of times; it measures the reference tables.
 
 The codec experiment compares a decoded graph with the original with
-`graphdiff.first_difference` (by AMF meaning; with `refs` for the formats that keep
+`amfkit.diff.first_difference` (by AMF meaning; with `refs` for the formats that keep
 references).
 """
 

@@ -1,39 +1,8 @@
-"""One comparison of object graphs: the benchmark lab's checks, the demo and the tests use it.
-
-    first_difference(expected, actual, *, refs=True, exact=True, amf0=False) -> str | None
-
-returns None when `actual` (typically `expected` after an encode and a decode) is the same
-graph, else where and how they first differ, as a path into `expected` and a reason:
-``$.teams[0].name: expected 'Ada', got 'Eve'``. The graphs are walked together, depth
-first, in order (no recursion: any depth, and cycles end where a pair was already seen).
-
-Options:
-
-- `refs=True`: sharing must be kept exactly. Containers and instances are paired one to
-  one as the walk meets them: one reached twice in `expected` must meet the same object
-  of `actual` both times (cycles included), and two different objects of `expected` must
-  never meet one object of `actual`. `refs=False` compares values only (for formats
-  without references, such as JSON).
-- `exact=True` (the codec's own round trips): every value keeps its type (a tuple may
-  come back as a list), an `int` is not a `float`, mappings keep their key order, a
-  `TypedObject` its alias and traits (sealed members, dynamic), a Vector (`array.array`)
-  its bits (NaN payloads, -0.0). Keys that are not all strings (a `Dictionary`'s objects,
-  NaN) are compared pairwise, in order, as values. An instance of a registered class is
-  compared member by member, a member that is `Undefined` counting as absent.
-- `exact=False`: by AMF meaning, for peers that have their own types. Values of the same
-  AMF kind compare equal when they mean the same: any number equals an equal number (NaN
-  equals NaN) but a bool stays a bool, any `dict` (a peer's anonymous-object type too)
-  is an anonymous object, a tuple is a list, `bytes`/`bytearray`/`memoryview` compare by
-  content, mappings by their set of keys, a `TypedObject` by its alias. Instances of
-  other classes must still be of the same class with the same members. An `amfkit.Date`
-  is an object here: with `refs`, its sharing is checked too.
-- `amf0=True` (with `exact`): `actual` was re-read from AMF0, or from a version-3 packet
-  whose values AMF3 wrote: AMF0 has one XML type and one number type, so an `XML` may
-  come back as an `XMLDocument` and an integral float as the equal int (and a large int as
-  a double); AMF3 writes a `MixedArray`'s named keys before its dense items (so their
-  order may change) and one with dense items only as a plain list; and an `amfkit.Date`'s
-  time-zone field, which only AMF0 carries, is gone (the instant must be the same).
-"""
+"""Where two object graphs first differ: `first_difference(expected, actual)` gives None
+for the same graph, else a path into `expected` and a reason
+(``$.teams[0].name: expected 'Ada', got 'Eve'``). Sharing, cycles and AMF's own types are
+compared too; the options say how strictly. The demo, the tests and the benchmark lab
+check round trips with it."""
 
 from __future__ import annotations
 
@@ -42,7 +11,7 @@ import datetime
 import math
 from typing import Any, Optional
 
-from .. import (
+from . import (
     XML,
     ArrayCollection,
     Date,
@@ -73,8 +42,39 @@ _Path = Optional[tuple[Any, tuple[str, Any]]]
 def first_difference(
     expected: Any, actual: Any, *, refs: bool = True, exact: bool = True, amf0: bool = False
 ) -> str | None:
-    """None when `actual` is the same graph as `expected`, else the first difference (see
-    the module documentation for what "the same" means under each option)."""
+    """None when `actual` (typically `expected` after an encode and a decode) is the same
+    graph as `expected`, else where and how they first differ. The graphs are walked
+    together, depth first, in order (no recursion: any depth; cycles end where a pair was
+    already seen).
+
+    - `refs=True`: sharing must be kept exactly. Containers and instances are paired one to
+      one as the walk meets them: one reached twice in `expected` must meet the same object
+      of `actual` both times (cycles included), and two different objects of `expected`
+      must never meet one object of `actual`. `refs=False` compares values only (for
+      formats without references, such as JSON).
+    - `exact=True` (the codec's own round trips): every value keeps its type (a tuple may
+      come back as a list), an `int` is not a `float`, mappings keep their key order, a
+      `TypedObject` its alias and traits (sealed members, dynamic), a Vector
+      (`array.array`) its bits (NaN payloads, -0.0). Keys that are not all strings (a
+      `Dictionary`'s objects, NaN) are compared pairwise, in order, as values. An instance
+      of a registered class is compared member by member, a member that is `Undefined`
+      counting as absent.
+    - `exact=False`: by AMF meaning, for peers that have their own types. Values of the
+      same AMF kind compare equal when they mean the same: any number equals an equal
+      number (NaN equals NaN) but a bool stays a bool, any `dict` (a peer's
+      anonymous-object type too) is an anonymous object, a tuple is a list,
+      `bytes`/`bytearray`/`memoryview` compare by content, mappings by their set of keys,
+      a `TypedObject` by its alias. Instances of other classes must still be of the same
+      class with the same members. An `amfkit.Date` is an object here: with `refs`, its
+      sharing is checked too.
+    - `amf0=True` (with `exact`): `actual` was re-read from AMF0, or from a version-3
+      packet whose values AMF3 wrote: AMF0 has one XML type and one number type, so an
+      `XML` may come back as an `XMLDocument` and an integral float as the equal int (and
+      a large int as a double); AMF3 writes a `MixedArray`'s named keys before its dense
+      items (so their order may change) and one with dense items only as a plain list;
+      and an `amfkit.Date`'s time-zone field, which only AMF0 carries, is gone (the
+      instant must be the same).
+    """
     return _Walk(refs, exact, amf0).run(expected, actual)
 
 
