@@ -41,10 +41,10 @@ help: ## show this help
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-zA-Z0-9_-]+:[^#]*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: venv
-venv: $(VENV_STAMP) ## create .venv and install the build and dev tools (redone only when pyproject.toml changes)
+venv: $(VENV_STAMP) ## create .venv and install the build and dev tools and the benchmark lab, bench/ (redone when their lists change)
 	@true
 
-$(VENV_STAMP): pyproject.toml requirements-dev.txt
+$(VENV_STAMP): pyproject.toml requirements-dev.txt bench/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || { \
 	  echo "error: amfkit needs Python 3.9 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
 	@if [ ! -x $(VPY) ] || ! $(VPY) -c 'import pip' >/dev/null 2>&1; then \
@@ -56,6 +56,9 @@ $(VENV_STAMP): pyproject.toml requirements-dev.txt
 	fi
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -r requirements-dev.txt
+	@# The benchmark lab (`amfkit bench`), editable; its dependencies are in the list above
+	@# and amfkit is the one maturin builds here, never one from the index.
+	$(VPY) -m pip install --quiet --no-deps -e ./bench
 	@touch $@
 
 .PHONY: build

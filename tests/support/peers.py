@@ -41,7 +41,7 @@ with warnings.catch_warnings():
 
 import amfkit
 from amfkit.diff import first_difference
-from amfkit.benchlab.peers import register_amfkit, register_py3amf
+from amfkit_bench.peers import register_amfkit, register_py3amf
 
 __all__ = [
     "AMF0",
@@ -263,7 +263,7 @@ def registered(
 ) -> Iterator[type]:
     """Register ``cls`` under ``alias`` with amfkit and with Py3AMF for a ``with`` block.
 
-    ``static`` and ``dynamic`` are given to both (``amfkit.benchlab.peers``, which the
+    ``static`` and ``dynamic`` are given to both (``amfkit_bench.peers``, which the
     benchmarks use too). Py3AMF reads these options from a ``class __amf__`` on the class;
     here they are set on the (lazily compiled) alias object its ``register_class``
     returns, so the test classes stay plain. Py3AMF writes static members in sorted order

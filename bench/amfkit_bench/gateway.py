@@ -139,18 +139,18 @@ def variants(http_servers: tuple[str, ...]) -> list[Variant]:
 
     out = []
     if "uvicorn" in http_servers:
-        out.append(Variant("uvicorn", "asgi", "amfkit.serving", "amfkit.benchlab.apps:bare", DEMO_APP))
-        out.append(Variant("uvicorn", "asgi", "httptools", "amfkit.benchlab.apps:bare", DEMO_APP))
+        out.append(Variant("uvicorn", "asgi", "amfkit.serving", "amfkit_bench.apps:bare", DEMO_APP))
+        out.append(Variant("uvicorn", "asgi", "httptools", "amfkit_bench.apps:bare", DEMO_APP))
     if "granian" in http_servers and find_spec("granian") is not None:
-        out.append(Variant("granian", "rsgi", "", "amfkit.benchlab.apps:bare_rsgi", DEMO_APP))
-        out.append(Variant("granian", "asgi", "", "amfkit.benchlab.apps:bare", DEMO_APP))
-        out.append(Variant("granian", "wsgi", "", "amfkit.benchlab.apps:bare_wsgi", DEMO_APP + ".wsgi"))
+        out.append(Variant("granian", "rsgi", "", "amfkit_bench.apps:bare_rsgi", DEMO_APP))
+        out.append(Variant("granian", "asgi", "", "amfkit_bench.apps:bare", DEMO_APP))
+        out.append(Variant("granian", "wsgi", "", "amfkit_bench.apps:bare_wsgi", DEMO_APP + ".wsgi"))
     return out
 
 
 def default_variant() -> str:
     """The floors' name for the server and interface `amfkit serve` runs by default."""
-    from ..serving import DEFAULT_SERVER
+    from amfkit.serving import DEFAULT_SERVER
 
     return "uvicorn asgi (amfkit.serving)" if DEFAULT_SERVER == "uvicorn" else "granian rsgi"
 
@@ -172,7 +172,7 @@ def _server(app: str, *, wsgi: bool, env: dict[str, str]) -> Iterator[str]:
 
 
 def _request(version: int, target: str, args: list[Any]) -> bytes:
-    from ..remoting import packet
+    from amfkit.remoting import packet
 
     return packet.encode(packet.Envelope(version, bodies=[packet.Body(target, "/1", args)]))
 
@@ -222,7 +222,7 @@ def _post(url: str, case: Case, *, must_gzip: bool) -> tuple[Any, int]:
     """Send the case once; return the decoded result and the bytes on the wire."""
     import httpx
 
-    from ..remoting import packet
+    from amfkit.remoting import packet
 
     headers = {"Content-Type": "application/x-amf", "Accept-Encoding": "gzip" if case.gzip else "identity"}
     with httpx.Client(timeout=30) as client:
@@ -275,7 +275,7 @@ def _wrk_run(url: str, case: Case, options: Options, workdir: str) -> dict[str, 
 
 def _server_times(options: Options, db: str) -> dict[str, dict[str, float]]:
     """Each tile call's time in process: `Gateway.respond`, no HTTP."""
-    from ..demo.app import build
+    from amfkit.demo.app import build
 
     gateway = build(db, browser=False)  # as in production: no page, no Server-Timing
     out: dict[str, dict[str, float]] = {}
@@ -358,7 +358,7 @@ def _floors(options: Options, env: dict[str, str], workdir: str) -> list[dict[st
 def run(options: Options) -> dict[str, Any]:
     if shutil.which("wrk") is None:
         raise RuntimeError("wrk is not installed (apt-get install wrk; `make bench` does it)")
-    from ..demo.data import ensure_database
+    from amfkit.demo.data import ensure_database
 
     machine = timing.machine_facts(peers.package_versions("amfkit", "uvicorn", "httptools", "uvloop", "granian", "py3amf"))
     started = time.perf_counter()
@@ -369,8 +369,8 @@ def run(options: Options) -> dict[str, Any]:
         ok = all(row[kind]["check"] for row in floors for kind in ("bare", "amfkit"))
         servers = {
             "amfkit": (DEMO_APP, False),
-            "py3amf": ("amfkit.benchlab.apps:py3amf_wsgi", True),
-            "bare": ("amfkit.benchlab.apps:bare", False),
+            "py3amf": ("amfkit_bench.apps:py3amf_wsgi", True),
+            "bare": ("amfkit_bench.apps:bare", False),
         }
         rows: list[dict[str, Any]] = []
         cases = _cases()

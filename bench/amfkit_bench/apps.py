@@ -1,13 +1,13 @@
 """The servers the gateway benchmark runs, as importable ASGI/WSGI/RSGI apps for uvicorn
 and granian.
 
-- `amfkit.benchlab.apps:bare` answers every POST with the same pre-encoded bytes (the
+- `amfkit_bench.apps:bare` answers every POST with the same pre-encoded bytes (the
   echo call's answer), after reading the request body: the HTTP floor, what a gateway
   costs nothing above. `bare_wsgi` and `bare_rsgi` are the same for WSGI and for
   granian's RSGI.
-- `amfkit.benchlab.apps:py3amf_wsgi` is Py3AMF's WSGI gateway over the same demo
+- `amfkit_bench.apps:py3amf_wsgi` is Py3AMF's WSGI gateway over the same demo
   services (benchmark only: Py3AMF is never imported by amfkit itself).
-- `amfkit.benchlab.apps:messaging` is the messaging benchmark's server: a `Gateway` with
+- `amfkit_bench.apps:messaging` is the messaging benchmark's server: a `Gateway` with
   `Messaging(["prices"])` and one service, `MessagingBench`, whose `publish` the load
   generator calls to publish InstrumentPrice messages with `context.publish`.
 
@@ -16,7 +16,7 @@ does (`AMFKIT_DEMO_DB`); the messaging one reads `AMFKIT_BENCH_POLL_WAIT` (secon
 long-poll is held; 0: plain polling), `AMFKIT_BENCH_QUEUE_SIZE` and
 `AMFKIT_BENCH_BROKER` (the broker's URL: "memory://" unless told; "shm://NAME" or
 "redis://..." for a server of several workers).
-- `amfkit.benchlab.apps:assets` is the asset benchmark's server (seed 002): a `Gateway`
+- `amfkit_bench.apps:assets` is the asset benchmark's server (seed 002): a `Gateway`
   serving the store `AMFKIT_BENCH_ASSETS` names under /assets/.
 """
 
@@ -28,8 +28,8 @@ import os
 import time
 from typing import Any
 
-from ..remoting.http import serve_lifespan
-from ..remoting.services import Context
+from amfkit.remoting.http import serve_lifespan
+from amfkit.remoting.services import Context
 
 __all__ = [
     "MessagingBench",
@@ -52,7 +52,7 @@ def echo_value() -> dict[str, Any]:
 
 def echo_request(version: int = 3) -> bytes:
     """An AMF packet calling EchoService.echo(echo_value())."""
-    from ..remoting import packet
+    from amfkit.remoting import packet
 
     return packet.encode(packet.Envelope(version, bodies=[packet.Body("EchoService.echo", "/1", [echo_value()])]))
 
@@ -60,7 +60,7 @@ def echo_request(version: int = 3) -> bytes:
 @functools.cache
 def _echo_answer() -> bytes:
     """The echo call's pre-encoded answer (encoded once per process)."""
-    from ..remoting import packet
+    from amfkit.remoting import packet
 
     return packet.encode(packet.Envelope(3, bodies=[packet.Body("/1/onResult", "null", echo_value())]))
 
@@ -102,7 +102,7 @@ async def bare_rsgi(scope: Any, protocol: Any) -> None:
 
 
 def _py3amf_app() -> Any:
-    from ..demo.services import EchoService, TileService
+    from amfkit.demo.services import EchoService, TileService
     from .peers import import_py3amf
 
     WSGIGateway = import_py3amf("remoting.gateway.wsgi").remoting.gateway.wsgi.WSGIGateway
@@ -140,7 +140,7 @@ class MessagingBench:
         `first`: message `seq` has body `instrument_price(size, seq)` and headers `seq`
         and `sent` (this process's `time.time()` taken just before its publish, for the
         publish-to-delivery latency). Returns `count`."""
-        from ..demo.services import instrument_price
+        from amfkit.demo.services import instrument_price
 
         for seq in range(first, first + count):
             body = instrument_price(size, seq)
@@ -156,8 +156,8 @@ class MessagingBench:
 def messaging_gateway(poll_wait: float = 25.0, queue_size: int = 1000, broker: str = "memory://") -> Any:
     """A gateway serving `MessagingBench`, with messaging on destination "prices" on the
     broker at `broker` (a URL)."""
-    from ..messaging import Messaging
-    from ..remoting.gateway import Gateway
+    from amfkit.messaging import Messaging
+    from amfkit.remoting.gateway import Gateway
 
     messaging_ = Messaging([BENCH_DESTINATION], poll_wait=poll_wait, queue_size=queue_size, broker=broker)
     return Gateway({"MessagingBench": MessagingBench()}, messaging=messaging_)
@@ -200,8 +200,8 @@ messaging = _LazyMessaging()
 def _assets_gateway() -> Any:
     import json
 
-    from ..assets import AssetStore
-    from ..remoting import Gateway
+    from amfkit.assets import AssetStore
+    from amfkit.remoting import Gateway
 
     options = json.loads(os.environ.get("AMFKIT_BENCH_ASSETS_OPTIONS") or "{}")
     store = AssetStore.open(os.environ["AMFKIT_BENCH_ASSETS"], cache=os.environ.get("AMFKIT_BENCH_ASSETS_CACHE") or None, **options)

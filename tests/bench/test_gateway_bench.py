@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from amfkit.benchlab import gateway
+from amfkit_bench import gateway
 
 
 def test_quick_gateway_benchmark(tmp_path, capsys):

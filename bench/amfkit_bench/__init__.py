@@ -2,7 +2,7 @@
 
     amfkit bench --list
     amfkit bench codec --quick
-    python -m amfkit.benchlab.codec --size 50000 --graphs complex
+    python -m amfkit_bench.codec --size 50000 --graphs complex
 
 The experiments reproduce published articles about AMF's speed and size;
 docs/benchmarks.md names them (title, year, what they measured), and the code and the
@@ -47,12 +47,12 @@ __all__ = ["EXPERIMENTS", "experiment", "main", "names"]
 
 #: Experiment name -> module implementing it (see the module docstring for its shape).
 EXPERIMENTS: dict[str, str] = {
-    "codec": "amfkit.benchlab.codec",
-    "tiles": "amfkit.benchlab.tiles",
-    "instruments": "amfkit.benchlab.instruments",
-    "gateway": "amfkit.benchlab.gateway",
-    "messaging": "amfkit.benchlab.messaging",
-    "assets": "amfkit.benchlab.assets",
+    "codec": "amfkit_bench.codec",
+    "tiles": "amfkit_bench.tiles",
+    "instruments": "amfkit_bench.instruments",
+    "gateway": "amfkit_bench.gateway",
+    "messaging": "amfkit_bench.messaging",
+    "assets": "amfkit_bench.assets",
 }
 
 
@@ -71,7 +71,7 @@ def experiment(name: str) -> ModuleType:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`amfkit bench [EXPERIMENT ...] [options]`, `--list`, `compare A B`: see `benchlab.runner`."""
+    """`amfkit bench [EXPERIMENT ...] [options]`, `--list`, `compare A B`: see `amfkit_bench.runner`."""
     from .runner import main as run_main
 
     return run_main(list(sys.argv[1:] if argv is None else argv))

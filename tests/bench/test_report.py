@@ -11,9 +11,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from amfkit import benchlab
-from amfkit.benchlab import codec, gateway, report, runner, text
-from amfkit.benchlab.model import Bar, Chart, Section, Table
+import amfkit_bench
+from amfkit_bench import codec, gateway, report, text
+from amfkit_bench import results as results_file
+from amfkit_bench.model import Bar, Chart, Section, Table
 
 HOSTILE = '<script>alert("x")</script> & $x$ \'q\''
 
@@ -60,7 +61,7 @@ def _gateway_report() -> dict:
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    return runner.build_results(
+    return results_file.build_results(
         {"codec": _codec_report(), "gateway": _gateway_report()},
         {"codec": {"argv": ["--quick"], "elapsed_s": 1.0, "ok": True}},
         command="amfkit bench codec gateway --quick",
@@ -178,7 +179,7 @@ def test_an_experiment_without_sections_gets_its_text_report(results, monkeypatc
     plain.SUMMARY = "a plain experiment"  # type: ignore[attr-defined]
     plain.format_report = lambda rep: f"plain text <report> of {len(rep['results'])} rows"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "fake_plain_experiment", plain)
-    monkeypatch.setitem(benchlab.EXPERIMENTS, "plain", "fake_plain_experiment")
+    monkeypatch.setitem(amfkit_bench.EXPERIMENTS, "plain", "fake_plain_experiment")
     data = copy.deepcopy(results)
     data["experiments"] = {"plain": {"experiment": "plain", "ok": True, "results": [{}]}}
     page = report.render_html(data)

@@ -124,7 +124,7 @@ class Options:
 
 
 def _files() -> list[tuple[str, bytes]]:
-    from ..demo.seed002 import files
+    from amfkit.demo.seed002 import files
 
     return files()
 
@@ -223,7 +223,7 @@ def _serve(variant: Variant, backends: _Backends, files: list[tuple[str, bytes]]
         with daemons.nginx(folder, PREFIX, workers=options.workers) as port:
             yield port
         return
-    from ..assets import AssetStore
+    from amfkit.assets import AssetStore
 
     url = backends.url(variant.url)
     cache = backends.url(variant.cache) if variant.cache else None
@@ -241,7 +241,7 @@ def _serve(variant: Variant, backends: _Backends, files: list[tuple[str, bytes]]
         "AMFKIT_BENCH_ASSETS_FAST": "1" if variant.fast_path else "0",
     }
     args = ["--workers", str(options.workers), "--http", "amfkit.serving:HttpToolsProtocol"]
-    with uvicorn("amfkit.benchlab.apps:assets", env=env, args=args) as server:
+    with uvicorn("amfkit_bench.apps:assets", env=env, args=args) as server:
         yield server.port
 
 
@@ -258,7 +258,7 @@ def run(options: Options) -> dict[str, Any]:
         os.chmod(workdir, 0o755)  # nginx's workers read the files
         backends = _Backends(stack, workdir)
         # The file variants and nginx serve the same folder: the files are put there first.
-        from ..assets import AssetStore
+        from amfkit.assets import AssetStore
 
         large = (LARGE_NAME, os.urandom(LARGE_SIZE))
         with AssetStore.open(backends.url("file")) as store:

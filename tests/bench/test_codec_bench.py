@@ -9,8 +9,8 @@ import json
 import pytest
 
 import amfkit
-from amfkit import benchlab
-from amfkit.benchlab import codec, graphs, timing
+import amfkit_bench
+from amfkit_bench import codec, graphs, timing
 from amfkit.diff import first_difference
 
 
@@ -174,18 +174,18 @@ def test_measure_warms_up_repeats_and_restores_the_collector():
 
 
 def test_experiment_registry():
-    assert "codec" in benchlab.names()
-    module = benchlab.experiment("codec")
+    assert "codec" in amfkit_bench.names()
+    module = amfkit_bench.experiment("codec")
     for attr in ("NAME", "SUMMARY", "Options", "parse_options", "run", "format_report", "main"):
         assert hasattr(module, attr)
     with pytest.raises(KeyError):
-        benchlab.experiment("nonsense")
+        amfkit_bench.experiment("nonsense")
 
 
 def test_amf0_sharing_past_its_reference_limit_is_checked_as_values():
     """AMF0 references are 16-bit: a graph with more than 65,536 objects has repeats past
     the limit written as copies. The check accepts exactly that, and only for AMF0."""
-    from amfkit.benchlab import codec, graphs
+    from amfkit_bench import codec, graphs
 
     small, _ = graphs.build("complex", 100)
     big, _ = graphs.build("complex", 20_000)

@@ -13,8 +13,9 @@ import types
 
 import pytest
 
-from amfkit import benchlab
-from amfkit.benchlab import codec, gateway, markdown, runner
+import amfkit_bench
+from amfkit_bench import codec, gateway, markdown, runner
+from amfkit_bench import results as results_file
 from amfkit.cli.main import main as cli_main
 
 
@@ -35,7 +36,7 @@ def test_quick_run_writes_the_results_json(quick_run):
     assert quick_run["status"] == 0, quick_run["stdout"][-3000:]
     results = json.loads(quick_run["json"].read_text(encoding="utf-8"))
     assert results["format"] == "amfkit-bench-results"
-    assert results["format_version"] == runner.RESULTS_FORMAT
+    assert results["format_version"] == results_file.RESULTS_FORMAT
     assert results["amfkit_version"]
     assert results["ok"] is True
     assert results["command"] == "amfkit bench " + " ".join(
@@ -58,7 +59,7 @@ def test_quick_run_writes_the_results_json(quick_run):
 
 def test_quick_run_writes_the_html_report(quick_run):
     page = quick_run["html"].read_text(encoding="utf-8")
-    results = runner.load_results(str(quick_run["json"]))
+    results = results_file.load_results(str(quick_run["json"]))
     sections = codec.sections(results["experiments"]["codec"]) + gateway.sections(results["experiments"]["gateway"])
     assert page.count("<svg") == sum(len(s.charts) for s in sections) >= 12
     for section in sections:
@@ -103,11 +104,11 @@ make test
 
 
 def test_results_section_from_the_quick_run(quick_run, tmp_path, capsys):
-    results = runner.load_results(str(quick_run["json"]))
+    results = results_file.load_results(str(quick_run["json"]))
     block = markdown.render(results, source="out/results.json")
     assert block.startswith(markdown.START) and block.endswith(markdown.END)
     assert results["command"] in block  # the command that reproduces it
-    assert "python -m amfkit.benchlab.markdown out/results.json --write" in block
+    assert "python -m amfkit_bench.markdown out/results.json --write" in block
     assert "From a `--quick` run" in block
     assert "### codec: " in block and "### gateway: " in block
     assert "| peer | n | encode ms |" in block and "| case | server | req/s |" in block
@@ -206,7 +207,7 @@ def fake_experiments(monkeypatch):
 
     for name, module in (("fine", fine), ("boom", boom), ("legacy", legacy)):
         monkeypatch.setitem(sys.modules, module.__name__, module)
-        monkeypatch.setitem(benchlab.EXPERIMENTS, name, module.__name__)
+        monkeypatch.setitem(amfkit_bench.EXPERIMENTS, name, module.__name__)
     return calls
 
 
@@ -281,7 +282,7 @@ def test_a_module_with_only_main_runs_through_it(fake_experiments):
 def test_list_and_help(capsys):
     assert cli_main(["bench", "--list"]) == 0
     listed = capsys.readouterr().out
-    for name in benchlab.names():
+    for name in amfkit_bench.names():
         assert re.search(rf"^{name} +\S", listed, re.M), name
     assert cli_main(["bench", "--help"]) == 0
     assert "usage: amfkit bench [EXPERIMENT ...]" in capsys.readouterr().out
@@ -293,9 +294,9 @@ def test_load_results_accepts_one_experiments_own_json(tmp_path):
     single = {"experiment": "codec", "ok": True, "machine": {"cpu": "x", "versions": {"amfkit": "9.9"}}, "results": []}
     path = tmp_path / "codec.json"
     path.write_text(json.dumps(single), encoding="utf-8")
-    results = runner.load_results(str(path))
+    results = results_file.load_results(str(path))
     assert results["experiments"] == {"codec": single}
     assert results["amfkit_version"] == "9.9" and results["ok"] is True
     path.write_text("[]", encoding="utf-8")
     with pytest.raises(ValueError, match="not amfkit bench results"):
-        runner.load_results(str(path))
+        results_file.load_results(str(path))

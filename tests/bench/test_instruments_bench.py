@@ -12,7 +12,7 @@ import pytest
 
 import amfkit
 from amfkit.demo import services as demo_services
-from amfkit.benchlab import instruments, model
+from amfkit_bench import instruments, model
 from amfkit.diff import first_difference
 
 needs_protobuf = pytest.mark.skipif(

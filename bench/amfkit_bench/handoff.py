@@ -2,7 +2,7 @@
 one message back and forth, 1000 round trips, through each transport in the same run.
 
     amfkit bench messaging --only handoff [--handoff-runs N] [--redis URL]
-    python -m amfkit.benchlab.handoff [--round-trips N] [--runs N] [--redis URL] [--json PATH]
+    python -m amfkit_bench.handoff [--round-trips N] [--runs N] [--redis URL] [--json PATH]
 
 Process A (this one) starts process B with multiprocessing's "spawn" context, one B per
 transport. A round trip: A sends, B receives and sends it back, A receives; A reads
@@ -144,7 +144,7 @@ _ABORT = None
 
 class _QueueEnd(_End):
     def __init__(self, out: Any, into: Any) -> None:
-        from .. import amf3
+        from amfkit import amf3
 
         self.out, self.into = out, into
         self.encode, self.decode = amf3.encode, amf3.decode
@@ -161,7 +161,7 @@ class _QueueEnd(_End):
 
 class _PipeEnd(_End):
     def __init__(self, conn: Connection) -> None:
-        from .. import amf3
+        from amfkit import amf3
 
         self.conn = conn
         self.encode, self.decode = amf3.encode, amf3.decode
@@ -184,7 +184,7 @@ class _FdEnd(_End):
     `os.read` into a buffer (with one message in flight, one read usually holds it whole)."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
-        from .. import amf3
+        from amfkit import amf3
 
         self.rfd, self.wfd = read_fd, write_fd
         self.encode, self.decode = amf3.encode, amf3.decode
@@ -221,7 +221,7 @@ class _FdEnd(_End):
 
 class _BrokerEnd(_End):
     def __init__(self, url: str, out: str, into: str) -> None:
-        from ..messaging import Broker
+        from amfkit.messaging import Broker
 
         self.broker = Broker.open(url)
         self.out = out
@@ -441,11 +441,11 @@ def _pct(sorted_ns: list[int], p: float) -> float:
 
 def _wire(kind: str, body: str) -> int:
     """Bytes carried per message: the body's AMF3 (a broker: its message record)."""
-    from .. import amf3
+    from amfkit import amf3
 
     if kind in ("shm", "redis"):
-        from ..messaging.broker import make_message
-        from ..messaging.shared import encode_message
+        from amfkit.messaging.broker import make_message
+        from amfkit.messaging.shared import encode_message
 
         return len(encode_message(make_message("ping", body, None, None, None)))
     return len(amf3.encode(body))
@@ -466,7 +466,7 @@ def cpus(placement: str) -> tuple[int | None, int | None] | None:
 def _transport(kind: str, url: str | None, options: Options, placement: str, where: tuple[int | None, int | None]) -> list[dict[str, Any]]:
     """The rows of one transport, one per size, A and B on the CPUs `where` (a failure
     is each row's `error`)."""
-    from .. import amf3
+    from amfkit import amf3
 
     rows: list[dict[str, Any]] = [
         {"transport": kind, "placement": placement, "cpus": list(where), "size": size, "body_bytes": len(amf3.encode(SIZES[size]))}
@@ -803,7 +803,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def parse_options(argv: list[str] | None = None) -> Options:
-    p = argparse.ArgumentParser(prog="python -m amfkit.benchlab.handoff", description="one message back and forth between two processes, per transport")
+    p = argparse.ArgumentParser(prog="python -m amfkit_bench.handoff", description="one message back and forth between two processes, per transport")
     p.add_argument("--round-trips", type=int, default=1000, help="round trips per run (default 1000)")
     p.add_argument("--runs", type=int, default=5, help="runs per transport and message (default 5; the median is reported)")
     p.add_argument("--warmup", type=int, default=WARMUP, help=f"untimed round trips first (default {WARMUP})")

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from amfkit.benchlab import handoff, messaging
+from amfkit_bench import handoff, messaging
 
 
 def _segments() -> set[str]:

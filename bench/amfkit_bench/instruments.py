@@ -2,8 +2,8 @@
 AMF3 against Protocol Buffers (docs/benchmarks.md names the articles the lab reproduces).
 
     amfkit bench instruments                        # 10,000 calls per series, 5 repetitions
-    python -m amfkit.benchlab.instruments --quick   # 1,000 calls, 1 repetition (seconds)
-    python -m amfkit.benchlab.instruments --messages small --packets 100,10000 --json out/i.json
+    python -m amfkit_bench.instruments --quick   # 1,000 calls, 1 repetition (seconds)
+    python -m amfkit_bench.instruments --messages small --packets 100,10000 --json out/i.json
 
 The messages are `amfkit.demo.services`' InstrumentPriceSmall, -Medium and -Large (the
 classes `InstrumentPriceService` serves, registered with amfkit as sealed typed objects):
@@ -71,7 +71,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
 from . import peers as peer_libs
-from ..diff import first_difference
+from amfkit.diff import first_difference
 from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
 from .text import fmt_factor, fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell
 from .timing import machine_facts, measure
@@ -117,7 +117,7 @@ COMPARE_KEYS = ("case", "message", "count", "iterations", "peer")
 PEER_KEYS = ("amf3", "amf0", "protobuf", "protobuf-classes", "protobuf-python", "py3amf", "orjson")
 
 PROTO_FILE = "instruments.proto"
-_PROTO_PATH = "amfkit/benchlab/" + PROTO_FILE  # its name in protobuf's descriptor pool
+_PROTO_PATH = "amfkit_bench/" + PROTO_FILE  # its name in protobuf's descriptor pool
 _PB_ENV = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
 
 #: The Protocol Buffers article's figures: Flash Player 10 (native AMF3) against protoc-gen-as3
@@ -179,7 +179,7 @@ def proto_module() -> ModuleType:
         return module
     for needed in ("google.protobuf", "grpc_tools"):
         if importlib.util.find_spec(needed) is None:
-            raise ImportError(f"{needed} is not installed (pip install 'amfkit[bench]')")
+            raise ImportError(f"{needed} is not installed (pip install amfkit-bench)")
     source = Path(__file__).with_name(PROTO_FILE).read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="amfkit-proto-") as tmp:
         src, out = Path(tmp, "src"), Path(tmp, "out")
@@ -191,7 +191,7 @@ def proto_module() -> ModuleType:
         generated = out / _PROTO_PATH.replace(".proto", "_pb2.py")
         if done.returncode != 0 or not generated.is_file():
             raise RuntimeError(f"protoc failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
-        spec = importlib.util.spec_from_file_location("amfkit.benchlab._instruments_pb2", generated)
+        spec = importlib.util.spec_from_file_location("amfkit_bench._instruments_pb2", generated)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         with warnings.catch_warnings(record=True) as caught:
@@ -216,7 +216,7 @@ def _protobuf_facts() -> dict[str, Any]:
 
 
 def _price_classes() -> dict[str, Any]:
-    from ..demo import services as demo_services
+    from amfkit.demo import services as demo_services
 
     return {
         "small": demo_services.InstrumentPriceSmall,
@@ -266,7 +266,7 @@ def _same(value: Any) -> Any:
 
 def _demo_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     """alias -> (class, sealed members) of the demo's ValueDate and InstrumentPrice classes."""
-    from ..demo import services as demo_services
+    from amfkit.demo import services as demo_services
 
     classes = (demo_services.ValueDate, *_price_classes().values())
     return {f"org.amfkit.demo.{cls.__name__}": (cls, tuple(getattr(cls, "FIELDS", None) or cls.__slots__)) for cls in classes}
@@ -299,7 +299,7 @@ def _protobuf_peers(message: str, keys: tuple[str, ...], versions: dict[str, Any
     facts = _protobuf_facts()
     versions["protobuf"] = f"{facts['protobuf']} ({facts['backend']})"
     versions["grpcio-tools"] = facts["grpcio_tools"]
-    from ..demo.services import ValueDate
+    from amfkit.demo.services import ValueDate
 
     cls = _price_classes()[message]
     msg_cls = getattr(pb, cls.__name__)
@@ -382,7 +382,7 @@ def _py3amf_peers(pyamf: ModuleType, use_ext: bool) -> list[Peer]:
 def _orjson_peers(message: str, versions: dict[str, Any]) -> list[Peer]:
     import orjson
 
-    from ..demo.services import ValueDate
+    from amfkit.demo.services import ValueDate
 
     versions["orjson"] = peer_libs.package_version("orjson")
     cls = _price_classes()[message]
@@ -560,7 +560,7 @@ def _run_child_protobuf_python(options: Options, progress: Callable[[str], None]
     with tempfile.TemporaryDirectory(prefix="amfkit-instruments-") as tmp:
         out = os.path.join(tmp, "child.json")
         command = [
-            sys.executable, "-m", "amfkit.benchlab.instruments",
+            sys.executable, "-m", "amfkit_bench.instruments",
             "--peers", "protobuf",
             "--messages", ",".join(options.messages),
             "--iterations", str(options.slow_iterations),
@@ -584,7 +584,7 @@ def run(options: Options) -> dict[str, Any]:
     unknown = [m for m in options.messages if m not in MESSAGES] + [p for p in options.peers if p not in PEER_KEYS]
     if unknown:
         raise ValueError(f"unknown message or peer name(s): {', '.join(unknown)}")
-    from ..demo.services import instrument_price
+    from amfkit.demo.services import instrument_price
 
     report_progress = options.progress or (lambda message, done=None, total=None: None)
     versions: dict[str, Any] = {"python": sys.version.split()[0]}

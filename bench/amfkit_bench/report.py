@@ -1,6 +1,6 @@
 """The HTML report of a benchmark run: one self-contained file, readable offline.
 
-    from amfkit.benchlab import report, runner
+    from amfkit_bench import report, runner
     html = report.render_html(runner.load_results("out/results.json"))
     report.write_html(results, "out/report.html")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from amfkit.benchlab import model, tiles
+from amfkit_bench import model, tiles
 
 
 def test_quick_tiles_benchmark(tmp_path, capsys):

@@ -3,8 +3,8 @@ the article's shapes and as typed columns (docs/benchmarks.md names the articles
 reproduces).
 
     amfkit bench tiles                        # 50 repetitions per figure (about 10 s)
-    python -m amfkit.benchlab.tiles --quick   # 3 repetitions (a few seconds)
-    python -m amfkit.benchlab.tiles --links 0.5,2,8,100 --rtt-ms 80 --json out/tiles.json
+    python -m amfkit_bench.tiles --quick   # 3 repetitions (a few seconds)
+    python -m amfkit_bench.tiles --links 0.5,2,8,100 --rtt-ms 80 --json out/tiles.json
 
 The article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
 comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
@@ -187,9 +187,9 @@ class Options:
 
 def _conversions() -> dict[str, Callable[[list[tuple[Any, ...]], int], Any]]:
     """Rows -> each shape, as `TileService` builds it (the check compares the bytes)."""
-    from ..data.recordset import RecordSet
-    from ..demo.services import TILE_ALIAS, TILE_COLUMNS, Tile, TileColumns
-    from ..remoting.services import Context
+    from amfkit.data.recordset import RecordSet
+    from amfkit.demo.services import TILE_ALIAS, TILE_COLUMNS, Tile, TileColumns
+    from amfkit.remoting.services import Context
 
     contexts = {0: Context(protocol="amf0"), 3: Context(protocol="amf3")}
 
@@ -216,7 +216,7 @@ def rows_of(value: Any) -> list[tuple[Any, ...]]:
     (n, x, y, c, r) each: the string is split; the columns are zipped (the colours
     formatted as text again); the AS2 recordset's rows are arrays in `columnNames`
     order; objects are read by member name (dicts by key, `Tile` by attribute)."""
-    from ..demo.services import TILE_COLUMNS, TileColumns, parse_tiles_string
+    from amfkit.demo.services import TILE_COLUMNS, TileColumns, parse_tiles_string
 
     if isinstance(value, str):
         return parse_tiles_string(value)
@@ -238,7 +238,7 @@ def rows_of(value: Any) -> list[tuple[Any, ...]]:
 
 def _py3amf_rows(value: Any, recordset_class: Any) -> list[tuple[Any, ...]]:
     """The same step for Py3AMF's decoded values (its AS2 RecordSet keeps `columns`, `items`)."""
-    from ..demo.services import TILE_COLUMNS
+    from amfkit.demo.services import TILE_COLUMNS
 
     if isinstance(value, recordset_class):
         columns = list(value.columns)
@@ -249,7 +249,7 @@ def _py3amf_rows(value: Any, recordset_class: Any) -> list[tuple[Any, ...]]:
 
 def _expected_rows() -> list[tuple[Any, ...]]:
     """The rows the query must return, from the demo data's generator."""
-    from ..demo import data as demo_data
+    from amfkit.demo import data as demo_data
 
     return [(slot, x, y, color, rotation) for _, slot, x, y, _, color, rotation in demo_data.tiles(SET_ID, demo_data.SETS[SET_ID])]
 
@@ -303,7 +303,7 @@ def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) ->
     except ImportError as exc:
         skipped.append({"peer": "py3amf", "reason": f"not installed ({exc})"})
         return []
-    from ..demo.services import TILE_ALIAS, TILE_COLUMNS_ALIAS, Tile, TileColumns
+    from amfkit.demo.services import TILE_ALIAS, TILE_COLUMNS_ALIAS, Tile, TileColumns
 
     peer_libs.register_py3amf(stack, pyamf, Tile, TILE_ALIAS)
     peer_libs.register_py3amf(stack, pyamf, TileColumns, TILE_COLUMNS_ALIAS)
@@ -324,10 +324,10 @@ def _py3amf_peers(stack: contextlib.ExitStack, skipped: list[dict[str, str]]) ->
 
 def run(options: Options) -> dict[str, Any]:
     """Run the experiment; return the report (JSON-ready)."""
-    from ..demo import app as demo_app, data as demo_data
-    from ..demo.services import TILE_QUERY  # the query TileService runs
-    from ..remoting import http as amf_http
-    from ..remoting import packet
+    from amfkit.demo import app as demo_app, data as demo_data
+    from amfkit.demo.services import TILE_QUERY  # the query TileService runs
+    from amfkit.remoting import http as amf_http
+    from amfkit.remoting import packet
 
     progress = options.progress or (lambda message: None)
     machine = machine_facts(_versions())  # load average before the run loads the machine
@@ -534,7 +534,7 @@ def _thresholds(
 ) -> list[dict[str, Any]]:
     """What the gateway sends at each gzip threshold (level 1), asked with Accept-Encoding:
     gzip; checked against the rule (compressed when the packet is at least the threshold)."""
-    from ..remoting import packet
+    from amfkit.remoting import packet
 
     out = []
     default = gateway_gz.gzip_threshold

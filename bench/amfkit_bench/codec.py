@@ -2,8 +2,8 @@
 its peers, in one run (docs/benchmarks.md names the articles the lab reproduces).
 
     amfkit bench codec                       # 10,000 items, every graph, 5 repetitions
-    python -m amfkit.benchlab.codec --quick  # 1,000 items, 1 repetition (seconds)
-    python -m amfkit.benchlab.codec --size 50000 --graphs complex --json out/codec.json
+    python -m amfkit_bench.codec --quick  # 1,000 items, 1 repetition (seconds)
+    python -m amfkit_bench.codec --size 50000 --graphs complex --json out/codec.json
 
 What it does, per graph (`graphs.py`: simple, complex, static, reference) and per variant:
 
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from . import graphs, peers
-from ..diff import first_difference
+from amfkit.diff import first_difference
 from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
 from .text import fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell, waited
 from .timing import machine_facts, measure

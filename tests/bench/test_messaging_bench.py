@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from amfkit.benchlab import messaging
+from amfkit_bench import messaging
 
 
 def test_quick_messaging_benchmark(tmp_path, capsys):

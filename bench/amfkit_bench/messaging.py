@@ -27,7 +27,7 @@ received nothing at the end. A redis-server started for the run is measured besi
 **delivery**, per channel:
 
 The server is a real uvicorn process (httptools, uvloop, one worker unless `--workers`,
-no access log) on 127.0.0.1 serving `amfkit.benchlab.apps:messaging`: a `Gateway` with
+no access log) on 127.0.0.1 serving `amfkit_bench.apps:messaging`: a `Gateway` with
 `Messaging(["prices"])` on the broker `AMFKIT_BENCH_BROKER` names (`memory://`, or with
 `--brokers` also `shm://` and `redis://`, each run with every `--workers` count; memory://
 with one worker only, plain polling only on the default case) and one service,
@@ -200,7 +200,7 @@ def _server(env: dict[str, str], logs: list[str], workers: int = 1) -> Iterator[
     if workers != 1:
         args += ["--workers", str(workers)]  # the last --workers given counts
     try:
-        with uvicorn("amfkit.benchlab.apps:messaging", env=env, args=args) as server:
+        with uvicorn("amfkit_bench.apps:messaging", env=env, args=args) as server:
             yield server.port, server.pid
     finally:
         if server is not None and server.log:
@@ -279,7 +279,7 @@ def _run_channel(
             spec.update(port=port, server_pid=pid, out=out_path)
             with open(spec_path, "w", encoding="utf-8") as f:
                 json.dump(spec, f)
-            cmd = [sys.executable, "-m", "amfkit.benchlab.messaging", "--load-generator", spec_path]
+            cmd = [sys.executable, "-m", "amfkit_bench.messaging", "--load-generator", spec_path]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         row.update(check=False, error=f"the load generator did not finish within {limit:.0f} s")
@@ -348,7 +348,7 @@ def _idle(options: Options, workdir: str, logs: list[str], brokers: _Brokers, re
             with open(spec_path, "w", encoding="utf-8") as f:
                 json.dump(spec, f)
             err = stack.enter_context(tempfile.TemporaryFile(mode="w+"))
-            cmd = [sys.executable, "-m", "amfkit.benchlab.messaging", "--load-generator", spec_path]
+            cmd = [sys.executable, "-m", "amfkit_bench.messaging", "--load-generator", spec_path]
             gen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
             stack.callback(_reap, gen)
             live.append((row, pid, gen, str(spec["out"])))
@@ -948,7 +948,7 @@ class _Hub:
     """What the consumers share: the counts, the latencies of the phase, the checks."""
 
     def __init__(self, size: str) -> None:
-        from ..demo.services import instrument_price
+        from amfkit.demo.services import instrument_price
 
         self.size = size
         self.expected = instrument_price
@@ -1021,7 +1021,7 @@ _ASYNC_TYPES: tuple[type, ...] = ()
 
 def _message_types() -> None:
     global _ASYNC_TYPES
-    from ..remoting.messages import AsyncMessage, AsyncMessageExt
+    from amfkit.remoting.messages import AsyncMessage, AsyncMessageExt
 
     _ASYNC_TYPES = (AsyncMessage, AsyncMessageExt)
 
@@ -1141,8 +1141,8 @@ def _flex_packet(message: Any) -> bytes:
 
 def _answer(data: bytes) -> Any:
     """The first body's value of an answer packet; a RuntimeError for a fault."""
-    from ..remoting import packet
-    from ..remoting.messages import ErrorMessage
+    from amfkit.remoting import packet
+    from amfkit.remoting.messages import ErrorMessage
 
     body = packet.decode(data).bodies[0]
     if isinstance(body.value, ErrorMessage) or not body.target.endswith("/onResult"):
@@ -1151,20 +1151,20 @@ def _answer(data: bytes) -> Any:
 
 
 def _ping() -> Any:
-    from ..remoting.messages import CommandMessage, Operation
+    from amfkit.remoting.messages import CommandMessage, Operation
 
     return CommandMessage(operation=Operation.CLIENT_PING, headers={"DSMessagingVersion": 1.0, "DSId": "nil"})
 
 
 def _subscribe(client_id: str) -> Any:
-    from ..remoting.messages import CommandMessage, Operation
+    from amfkit.remoting.messages import CommandMessage, Operation
 
     return CommandMessage(operation=Operation.SUBSCRIBE, destination=_DESTINATION, clientId=None, headers={"DSId": client_id, "DSEndpoint": "amf"})
 
 
 def _poll(client_id: str) -> Any:
     """A channel's poll in its small form (`DSC`), as Flex sends it."""
-    from ..remoting.messages import CommandMessageExt, Operation, new_id
+    from amfkit.remoting.messages import CommandMessageExt, Operation, new_id
 
     poll = CommandMessageExt.__new__(CommandMessageExt)
     for name in CommandMessageExt._fields:
@@ -1197,7 +1197,7 @@ async def _handshake(consumer: _Consumer, port: int) -> _HTTP:
 
 async def _start_polling(consumer: _Consumer, port: int, interval: float | None) -> None:
     """Long-polling (interval None: poll again at once) or plain polling."""
-    from ..remoting.messages import CommandMessage, Operation
+    from amfkit.remoting.messages import CommandMessage, Operation
 
     conn = await _handshake(consumer, port)
 
@@ -1251,7 +1251,7 @@ class _Frames:
 
 
 async def _start_streaming(consumer: _Consumer, port: int) -> None:
-    from ..remoting.messages import AcknowledgeMessage, CommandMessage, Operation
+    from amfkit.remoting.messages import AcknowledgeMessage, CommandMessage, Operation
 
     # Ping, subscribe, then open the stream on the same keep-alive connection: with
     # several workers, a stream opened on a new connection may reach a worker that did
@@ -1354,7 +1354,7 @@ class _WS(asyncio.Protocol):
 
 
 async def _start_websocket(consumer: _Consumer, port: int) -> None:
-    from ..remoting.messages import AcknowledgeMessage, ErrorMessage
+    from amfkit.remoting.messages import AcknowledgeMessage, ErrorMessage
 
     loop = asyncio.get_running_loop()
     replies: dict[str, asyncio.Future[Any]] = {}
@@ -1415,7 +1415,7 @@ class _Publisher:
         await _connect(self.port, self.conn)
 
     async def call(self, method: str, *args: Any) -> Any:
-        from ..remoting import packet
+        from amfkit.remoting import packet
 
         data = packet.encode(packet.Envelope(0, bodies=[packet.Body(f"MessagingBench.{method}", "/1", list(args))]))
         status, out = await self.conn.request(_PATH, data)
@@ -1425,7 +1425,7 @@ class _Publisher:
 
     async def disconnect(self, client_ids: list[str]) -> None:
         """Disconnect each client (a DISCONNECT command carrying its DSId)."""
-        from ..remoting.messages import CommandMessage, Operation
+        from amfkit.remoting.messages import CommandMessage, Operation
 
         for client_id in client_ids:
             await self.conn.request(_PATH, _flex_packet(CommandMessage(operation=Operation.DISCONNECT, headers={"DSId": client_id})))

@@ -31,10 +31,7 @@ standard output once everything has run.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import subprocess
 import sys
 import time
 import traceback
@@ -44,24 +41,11 @@ from typing import Any, Callable, Protocol
 
 from . import EXPERIMENTS
 from .model import write_json
+from .results import build_results
 from .timing import machine_facts
 
-__all__ = [
-    "RESULTS_FORMAT",
-    "Plan",
-    "UsageError",
-    "build_results",
-    "load_results",
-    "main",
-    "normalize",
-    "plan",
-    "run_plans",
-    "summary",
-    "write_json",
-]
+__all__ = ["Plan", "UsageError", "main", "plan", "run_plans", "summary"]
 
-#: Bumped when the results file changes shape incompatibly.
-RESULTS_FORMAT = 1
 FINDINGS_IN_SUMMARY = 6
 
 USAGE = """usage: amfkit bench [EXPERIMENT ...] [--quick] [experiment options]
@@ -162,7 +146,7 @@ def load(name: str) -> ModuleType:
         missing = getattr(exc, "name", None) or ""
         hint = ""
         if missing and not missing.startswith("amfkit"):
-            hint = " (the benchmarks need the dev tools: `make venv`, or pip install 'amfkit[bench]')"
+            hint = " (the lab needs its peers: pip install amfkit-bench, or `make venv` in a checkout)"
         raise LoadError(f"cannot load {path}: {exc}{hint}") from None
 
 
@@ -309,95 +293,6 @@ def run_plans(plans: list[Plan], progress: Progress | None = None, *, command: s
 def _run_legacy(item: Plan) -> dict[str, Any]:
     code = _legacy_status(item)
     return {"experiment": item.name, "ok": code == 0, "exit_status": code, "results": []}
-
-
-def build_results(
-    reports: dict[str, dict[str, Any]],
-    runs: dict[str, dict[str, Any]] | None = None,
-    *,
-    machine: dict[str, Any] | None = None,
-    command: str | None = None,
-    elapsed: float | None = None,
-) -> dict[str, Any]:
-    """The results file's content: the format and version stamp, the machine facts, every
-    experiment's report as its `run()` returned it, and how each was run."""
-    machine = dict(machine or machine_facts())
-    versions = dict(machine.get("versions") or {})
-    for report in reports.values():  # the experiments know their peers' versions
-        for name, version in ((report.get("machine") or {}).get("versions") or {}).items():
-            if version and name not in versions:
-                versions[name] = version
-    amfkit_version = _amfkit_version()
-    versions.setdefault("amfkit", amfkit_version)
-    machine["versions"] = versions
-    return {
-        "format": "amfkit-bench-results",
-        "format_version": RESULTS_FORMAT,
-        "amfkit_version": amfkit_version,
-        "git_commit": _git_commit(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": command,
-        "ok": all(bool(report.get("ok")) for report in reports.values()),
-        "elapsed_s": round(elapsed, 3) if elapsed is not None else None,
-        "machine": machine,
-        "runs": runs or {},
-        "experiments": reports,
-    }
-
-
-def _amfkit_version() -> str | None:
-    try:
-        import amfkit
-
-        return str(amfkit.__version__)
-    except Exception:  # noqa: BLE001 - a stamp, never a reason to fail
-        return None
-
-
-def _git_commit() -> str | None:
-    """The checkout's commit when amfkit runs from one (a stamp for comparing runs)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and commit else None
-
-
-def normalize(data: Any) -> dict[str, Any]:
-    """A results dict from a results file, or from one experiment's own `--json` output
-    (`python -m amfkit.benchlab.codec --json x.json`), which is wrapped as a run of one."""
-    if isinstance(data, dict) and isinstance(data.get("experiments"), dict):
-        return data
-    if isinstance(data, dict) and isinstance(data.get("experiment"), str):
-        name = data["experiment"]
-        return {
-            "format": "amfkit-bench-results",
-            "format_version": RESULTS_FORMAT,
-            "amfkit_version": ((data.get("machine") or {}).get("versions") or {}).get("amfkit"),
-            "git_commit": None,
-            "created": (data.get("machine") or {}).get("time"),
-            "command": None,
-            "ok": bool(data.get("ok")),
-            "elapsed_s": data.get("elapsed_s"),
-            "machine": data.get("machine") or {},
-            "runs": {},
-            "experiments": {name: data},
-        }
-    raise ValueError("not amfkit bench results (neither a results file nor one experiment's report)")
-
-
-def load_results(path: str) -> dict[str, Any]:
-    """Read a results file (or one experiment's JSON report) as a results dict."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    try:
-        return normalize(data)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
 
 
 # --------------------------------------------------------------------------- text output

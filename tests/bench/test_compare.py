@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from amfkit.benchlab import codec, compare, runner
+from amfkit_bench import codec, compare, model
+from amfkit_bench import results as results_file
 from amfkit.cli.main import main as cli_main
 
 
@@ -36,7 +37,7 @@ def run_a() -> dict:
         "server_times": {"String AMF3": {"median_ms": 0.9, "min_ms": 0.85}},
         "goals": [],
     }
-    return runner.build_results({"codec": report, "gateway": gateway}, command="amfkit bench --quick")
+    return results_file.build_results({"codec": report, "gateway": gateway}, command="amfkit bench --quick")
 
 
 @pytest.fixture
@@ -52,13 +53,13 @@ def files(tmp_path, run_a):
         r for r in b["experiments"]["codec"]["results"] if not (r["graph"] == "simple" and r["peer"] == "msgpack")
     ]
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
-    runner.write_json(run_a, str(pa))
-    runner.write_json(b, str(pb))
+    model.write_json(run_a, str(pa))
+    model.write_json(b, str(pb))
     return pa, pb
 
 
 def test_compare_reports_slower_faster_and_unchanged(files):
-    a, b = (runner.load_results(str(p)) for p in files)
+    a, b = (results_file.load_results(str(p)) for p in files)
     result = compare.compare(a, b, threshold=0.10)
 
     worse = {result.label(c.a): c for c in result.worse if c.a.kind != "size"}
@@ -123,7 +124,7 @@ def test_one_experiments_own_json_compares_with_a_results_file(tmp_path, run_a, 
     single = tmp_path / "codec.json"
     single.write_text(json.dumps(run_a["experiments"]["codec"]), encoding="utf-8")
     both = tmp_path / "all.json"
-    runner.write_json(run_a, str(both))
+    model.write_json(run_a, str(both))
     assert compare.main([str(single), str(both)]) == 0
     out = capsys.readouterr().out
     assert "only in B (7):" in out  # the gateway's figures are only in the results file

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from amfkit.benchlab import assets
+from amfkit_bench import assets
 
 
 def test_quick_assets_benchmark(tmp_path, capsys):

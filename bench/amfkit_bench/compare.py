@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .runner import load_results
+from .results import load_results
 from .text import fmt_number
 
 __all__ = ["Change", "Figure", "compare", "figures", "format_comparison", "main"]
