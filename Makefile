@@ -233,7 +233,7 @@ js-test: js-deps ## the TypeScript codec's own tests (node's test runner over fi
 	cd js && npm test --silent
 
 .PHONY: lint
-lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit
+lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench
 	$(CARGO) fmt --all -- --check
 	PYO3_PYTHON=$(VENV_ABS)/bin/python $(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(VPY) -m mypy

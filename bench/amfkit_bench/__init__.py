@@ -1,40 +1,8 @@
-"""benchlab: amfkit's benchmark experiments, measured against the peers in one run.
+"""amfkit-bench: the benchmark lab behind `amfkit bench` (docs/benchmarks.md).
 
-    amfkit bench --list
-    amfkit bench codec --quick
-    python -m amfkit_bench.codec --size 50000 --graphs complex
-
-The experiments reproduce published articles about AMF's speed and size;
-docs/benchmarks.md names them (title, year, what they measured), and the code and the
-reports call them by the short names defined there ("the PyAMF speed article").
-
-An experiment is one module in this package with the same small shape:
-
-- `NAME`, `ARTICLE` (the article it reproduces, when it does) and `SUMMARY` (one line
-  for `--list`);
-- `Options`, a dataclass of what to run, and `parse_options(argv) -> Options`;
-- `run(options) -> dict`: set up the variants, check each one's output for correctness,
-  then time it (`benchlab.timing`), and return a JSON-ready report whose `"ok"` says
-  whether every check passed and whose `"results"` holds one row per measured case;
-- `format_report(report) -> str`: the plain-text table;
-- `sections(report) -> list[model.Section]`: tables, charts, the article's own figures
-  and findings computed from the run, for the HTML report and docs/benchmarks.md;
-- `main(argv) -> int`: the command line (0 when every check passed);
-- optionally `COMPARE_KEYS` (the fields that identify a row for `compare`) and an
-  `Options.progress(message, done=None, total=None)` callback for progress bars.
-
-What the experiments share, written once: `timing` (how to measure, the machine facts),
-`peers` (the peer libraries' versions, Py3AMF, class registration for a run),
-`amfkit.diff` (the one graph comparison, also used by the demo and the tests), `text`
-(figures, cells and tables as text) and `model` (the report's sections, ratios, JSON,
-the command line). `runner` runs several experiments (`amfkit bench`), `report` renders
-one self-contained HTML file, `compare` prints what got faster or slower between two
-results files, and `markdown` writes docs/benchmarks.md's Results section from a
-results file.
-
-Adding an experiment is that module plus one line in `EXPERIMENTS` below. The registry
-maps names to module paths, imported on first use, so `--list` (and importing amfkit)
-never imports a peer library.
+`EXPERIMENTS` maps each experiment's name to its module, imported on first use, so that
+`--list` imports no peer library. docs/benchmarks.md, "The lab's code", gives the shape
+of an experiment module; adding one is that module and a line here.
 """
 
 from __future__ import annotations

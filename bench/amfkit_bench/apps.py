@@ -1,23 +1,7 @@
-"""The servers the gateway benchmark runs, as importable ASGI/WSGI/RSGI apps for uvicorn
-and granian.
-
-- `amfkit_bench.apps:bare` answers every POST with the same pre-encoded bytes (the
-  echo call's answer), after reading the request body: the HTTP floor, what a gateway
-  costs nothing above. `bare_wsgi` and `bare_rsgi` are the same for WSGI and for
-  granian's RSGI.
-- `amfkit_bench.apps:py3amf_wsgi` is Py3AMF's WSGI gateway over the same demo
-  services (benchmark only: Py3AMF is never imported by amfkit itself).
-- `amfkit_bench.apps:messaging` is the messaging benchmark's server: a `Gateway` with
-  `Messaging(["prices"])` and one service, `MessagingBench`, whose `publish` the load
-  generator calls to publish InstrumentPrice messages with `context.publish`.
-
-The first two read `AMFKIT_BENCH_DB` for the demo database path, as the demo gateway
-does (`AMFKIT_DEMO_DB`); the messaging one reads `AMFKIT_BENCH_POLL_WAIT` (seconds a
-long-poll is held; 0: plain polling), `AMFKIT_BENCH_QUEUE_SIZE` and
-`AMFKIT_BENCH_BROKER` (the broker's URL: "memory://" unless told; "shm://NAME" or
-"redis://..." for a server of several workers).
-- `amfkit_bench.apps:assets` is the asset benchmark's server (seed 002): a `Gateway`
-  serving the store `AMFKIT_BENCH_ASSETS` names under /assets/.
+"""The servers the experiments start, as importable apps for uvicorn and granian: the
+HTTP floor (`bare`, `bare_wsgi`, `bare_rsgi`), Py3AMF's gateway (`py3amf_wsgi`), the
+messaging server (`messaging`) and the asset server (`assets`), each set by
+`AMFKIT_BENCH_*` environment variables (docs/benchmarks.md, "The lab's code").
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
-"""The seed 002 experiment: ten images fetched 1000 times from the asset store on every
-backend, served through amfkit, beside nginx serving the same files directly.
-
-    amfkit bench assets [--quick] [--duration S] [--connections N] [--variants a,b] [--json PATH]
-
-The files are the article's (amfkit.demo.seed002: nine PNGs of 891 to 55,242 bytes, the
-largest repeated to make ten). Every server runs on 127.0.0.1 with two worker processes
-(nginx: worker_processes 2; amfkit: uvicorn --workers 2 with amfkit's protocol, as
-`amfkit serve --workers 2` runs), and the real PostgreSQL, memcached and Redis servers are
-started for the run (`make system-deps` installs them). Each variant is fetched three ways:
-
-- sequential: 100 loops over the ten files, one request after another on one keep-alive
-  connection (http.client), timed in all;
-- new connection: the same 1000 requests, each on a connection of its own (`Connection:
-  close`), as the article's PHP client (file_get_contents) fetched them;
-- 16 connections: wrk, keep-alive connections cycling through the ten files for
-  `--duration` seconds, requests/s.
-
-nginx and the file system variant also serve a 16 MiB file to 4 wrk connections (MB/s):
-there nginx sends with sendfile, and amfkit streams 256 KiB chunks read in threads.
-
-Before anything is timed, every file is fetched from every variant and compared byte for
-byte. The report gives seconds per 1000 requests and requests/s with nginx as 1.0, and
-the article's own figures beside them (Apache 2.2 and PHP 5.2 on a Duron 1800+, 2010).
-
-Goals (issue 14): amfkit's file system route >= 0.7x nginx at 16 connections; every other
-backend >= 0.5x amfkit's Python-side file system route; PostgreSQL with memcached or
-Redis in front >= 0.8x that route on cache hits.
+"""`amfkit bench assets`: the file storage article's ten images fetched from amfkit's asset
+store on every backend, beside nginx serving the same files (docs/benchmarks.md,
+"Assets: the file storage article").
 """
 
 from __future__ import annotations

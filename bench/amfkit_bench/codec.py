@@ -1,37 +1,6 @@
-"""The `codec` experiment: the PyAMF speed article's AMFBench graphs through amfkit and
-its peers, in one run (docs/benchmarks.md names the articles the lab reproduces).
-
-    amfkit bench codec                       # 10,000 items, every graph, 5 repetitions
-    python -m amfkit_bench.codec --quick  # 1,000 items, 1 repetition (seconds)
-    python -m amfkit_bench.codec --size 50000 --graphs complex --json out/codec.json
-
-What it does, per graph (`graphs.py`: simple, complex, static, reference) and per variant:
-
-1. **Setup**: the benchmark classes are registered with each AMF library (and
-   unregistered afterwards, so the process's registries are left as they were).
-2. **Check**: encode once, decode once, compare with the input (`amfkit.diff`, by AMF
-   meaning): AMF codecs and pickle must give back the typed objects and the shared
-   references; orjson and msgpack, which get the plain-dict twin of the graph, must give
-   back equal data. The check doubles as the warm-up of the slow pure-Python peers.
-3. **Time**: `timing.measure` for encode and for decode (warm-up, repetitions, median
-   with min-max, wall and CPU time, GC collected before and disabled during each call).
-4. **Size**: the encoded length, and its length gzipped at level 6.
-
-Each graph, at each size, runs in a process of its own (spawned: a clean heap), built
-there with its plain twin. In one long-lived process a graph is built into the holes
-the earlier graphs left; a walk over objects scattered that way took up to 3 times
-as long here, and not by the same factor for every peer (the AMF graph, built first,
-took the holes; its twin, built after, fresh memory).
-
-The variants: amfkit AMF3 and AMF0 with reusable `Encoder`/`Decoder` objects (the
-baseline is amfkit AMF3) and with the module-level `encode`/`decode` functions; Py3AMF in
-pure-Python mode (its C extension too when it is importable), pickle protocol 5,
-orjson and msgpack. Py3AMF takes a few hundred milliseconds per 10,000-item graph, so it
-gets at most 3 repetitions; the table says how many each row had.
-
-`run(options)` returns the whole report as a JSON-ready dict; `format_report(report)`
-renders it as the plain-text table; `main(argv)` parses the command line, prints the
-table and returns 0, or 1 when a correctness check failed.
+"""`amfkit bench codec`: the PyAMF speed article's AMFBench graphs encoded and decoded by
+amfkit and its peers, each graph at each size in a process of its own (docs/benchmarks.md,
+"The codec experiment").
 """
 
 from __future__ import annotations

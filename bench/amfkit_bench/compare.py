@@ -1,27 +1,6 @@
-"""`amfkit bench compare A.json B.json`: what got faster or slower from run A to run B.
-
-    amfkit bench compare before.json after.json [--threshold 0.10] [--all]
-
-Both files are results files (`amfkit bench --json`) or one experiment's own `--json`
-report. Rows are matched by experiment and case: a row's case is its text fields (graph,
-peer, server, case, format...) and its `size`; an experiment module may name them itself
-with `COMPARE_KEYS` (a tuple of row fields). Top-level tables of named timings (the
-gateway's `server_times`) are rows too.
-
-The figures compared, found by name anywhere in a row:
-
-- timings: a measurement (`{"wall_ms": {"median", "min", "max"}, ...}`) by its wall-clock
-  median, and `*_ms` / `median_ms` numbers (lower is better);
-- throughput: `rps` and `*_per_s` (higher is better);
-- sizes: `bytes`, `*_bytes`, `bytes_*` (lower is better; a size is a property of the
-  format, so any change is listed).
-
-A figure counts as faster or slower when B differs from A by more than the threshold
-(default 10%); when both runs recorded a min-max spread and the spreads overlap, the
-change is marked "(spreads overlap)": noise is the likelier explanation. Ratios are
-stated as speed: "2.00x faster" means B takes half A's time (or serves twice its
-requests/s). Rows only in one file are listed. The exit status is 0 whatever changed
-(1 when a file cannot be read): this reports, it does not judge.
+"""`amfkit bench compare A.json B.json [--threshold 0.10] [--all]`: what got faster or
+slower from run A to run B (docs/benchmarks.md, "Comparing two runs", says which figures
+are compared and how rows are matched).
 """
 
 from __future__ import annotations

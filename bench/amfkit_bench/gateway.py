@@ -1,44 +1,6 @@
-"""Gateway throughput: amfkit's gateway against the HTTP floor on each server, and
-against Py3AMF's gateway.
-
-    amfkit bench gateway [--quick] [--duration S] [--connections N] [--json PATH]
-                         [--http-servers uvicorn,granian] [--workers 1,2] [--repeat N]
-                         [--floors-only]
-
-Every server runs in its own process on 127.0.0.1 and `wrk` (a C load generator;
-`make bench` installs it) sends the same request for a few seconds over N keep-alive
-connections. Before any timing every request is sent once and its answer decoded and
-checked.
-
-The floors: echo AMF3 on each HTTP server and interface, beside a bare app on the same
-server and interface (it reads the request and answers the echo call's pre-encoded
-answer: what a gateway costs nothing above), with 1 and 2 worker processes:
-
-- uvicorn (httptools, uvloop) with amfkit's HTTP protocol (`amfkit.serving`, what
-  `amfkit serve` runs: plain AMF calls are answered in the protocol, with no ASGI task),
-  and with uvicorn's own httptools protocol (the gateway's ASGI app alone);
-- granian (a Rust HTTP server; HTTP/1.1, uvloop) through RSGI (`Gateway.__rsgi__`),
-  ASGI and WSGI (`Gateway.wsgi`).
-
-All of one worker count run at once and are measured in turns (bare, amfkit, bare,
-amfkit... on each), `--repeat` times (default 3): the report gives the median and the
-spread of requests/s, the server's CPU time per request (all its processes; steadier
-than requests/s on a shared machine), the ratio of amfkit to the bare app on the same
-server and interface, and to the fastest bare floor on any.
-
-The calls (uvicorn, amfkit's protocol, one worker, as `amfkit serve` runs the demo):
-a small echo (AMF3 and AMF0) and the Amfphp tiles article's 1000 tiles in its shapes
-(string, array of objects, recordset, typed objects; docs/benchmarks.md names the
-articles), AMF0 and AMF3, and typed columns (AMF3 only), with and without gzip, against Py3AMF's WSGI gateway over the
-same demo services, and the echo against the bare app. Beside the HTTP figures the
-report gives each tile call's server time in process (`Gateway.respond`, no HTTP) and
-its size on the wire.
-
-Goals: echo at least 10x Py3AMF and within 20% of the bare app (issue 3); echo at least
-0.9x the bare app on the same server, for the server `amfkit serve` runs, in the floors
-(issue 16); the recordset within 2x of the string in server time and, with gzip, no
-bigger on the wire; the typed columns no slower to serve than the string and, with gzip,
-no bigger (issue 16).
+"""`amfkit bench gateway`: the gateway's requests/s under wrk beside the bare HTTP floor on
+each server and interface, and against Py3AMF's gateway (docs/benchmarks.md, "The
+gateway against the HTTP floor").
 """
 
 from __future__ import annotations

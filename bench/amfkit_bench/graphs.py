@@ -1,30 +1,7 @@
-"""Object graphs for the codec benchmark, after the four AMFBench builders of the PyAMF
-speed article (docs/benchmarks.md).
-
-Each builder takes a size `n` and returns `(amf_graph, json_graph)`:
-
-- `amf_graph` is what the AMF codecs (and pickle) get: typed objects of the classes
-  below, shared references kept as shared Python objects.
-- `json_graph` is the same data for the JSON-family peers (orjson, msgpack): typed
-  objects become plain dicts of their members and every shared reference becomes its
-  own copy, since those formats have neither classes nor references.
-
-The builders, and what each one stresses:
-
-- `simple`: a list of `n` flat anonymous dicts of scalars; no object references (AMF3
-  still shares the member names through its string table).
-- `complex`: a list of `n` typed `Node` objects, each with a None, a small list, a small
-  dict, a shared string (the very same `str` object in every node), an int, a float, a
-  non-ASCII string, a sub-object, and a second reference to that same sub-object. This
-  is the "real world" graph whose 10,000-item figures the article reports.
-- `static`: a list of `n` typed `Score` objects whose class is registered with sealed
-  (static) members and no dynamic ones, so AMF3 writes one trait and then only values.
-- `reference`: a list of `n` entries drawn from a handful of objects (typed and
-  anonymous), each referenced thousands of times; it measures the reference tables.
-
-The codec experiment compares a decoded graph with the original with
-`amfkit.diff.first_difference` (by AMF meaning; with `refs` for the formats that keep
-references).
+"""The codec experiment's object graphs, after AMFBench's four builders (simple, complex,
+static, reference): each returns `(amf_graph, json_graph)`, the typed graph with its
+shared references and its plain-dict twin for JSON-family peers (docs/benchmarks.md,
+"The codec experiment").
 """
 
 from __future__ import annotations

@@ -1,50 +1,6 @@
-"""The worker messages article (docs/benchmarks.md) between processes: two processes pass
-one message back and forth, 1000 round trips, through each transport in the same run.
-
-    amfkit bench messaging --only handoff [--handoff-runs N] [--redis URL]
-    python -m amfkit_bench.handoff [--round-trips N] [--runs N] [--redis URL] [--json PATH]
-
-Process A (this one) starts process B with multiprocessing's "spawn" context, one B per
-transport. A round trip: A sends, B receives and sends it back, A receives; A reads
-`perf_counter_ns` before its send and after its receive. A and B are pinned to CPUs
-(`sched_setaffinity`), each transport twice: on two cores (A on the first CPU this
-process may use, B on the second) and both on one core; left to the scheduler, the
-figures of one run would depend on where it happened to put the two processes.
-
-What travels is the same on every transport: the body's AMF3 encoding, made by the
-sender with `amf3.encode` and read back by the receiver with `amf3.decode` (B decodes,
-then encodes what it decoded to send it back), as a broker does:
-
-- `mp.Queue`: two `multiprocessing.Queue`s (the queue pickles the bytes it carries);
-- `mp.Pipe`: one duplex `multiprocessing.Pipe`, `send_bytes` / `recv_bytes`;
-- `os.pipe`: two raw pipes, each message one `os.write` of a 4-byte length and the
-  bytes, read with `os.read`;
-- `shm`: `Broker.open("shm://bench-<pid>-...")`: A publishes to "ping" and receives on a
-  `Subscriber` of "pong", B the reverse (each subscribes before the other may send: B
-  says it is ready once subscribed). The broker encodes its message record (the body
-  with its destination, headers, id and timestamp: one AMF3 value) and the subscriber
-  decodes it;
-- `redis`: the same on `redis://`: the Redis given with `--redis`, or one started for
-  the run on a free port of 127.0.0.1 (no persistence) and stopped after; without one
-  the row says why it did not run.
-
-The bodies: "1", a one-character string as in the article (3 bytes in AMF3), and a
-string of 2,045 characters (2,048 bytes in AMF3). Before anything is timed, each
-transport carries 20 distinct bodies of each size and every reply must equal what was
-sent; then 100 warm-up round trips, then `runs` runs of `round_trips` each (the cyclic
-garbage collector held still in both processes). Every reply is compared with what was
-sent (after the clock is read), and B's count of the messages it echoed must equal A's
-count of those it sent. A transport that fails a check is reported, not timed.
-
-Each transport, placement and size is reported by its median run (by total time): the
-total for the round trips, round trips per second (the article's "messages": 1000
-messages back and forth are 1000 round trips), the median and p99 of that run's round
-trips, and its speed against `mp.Queue`'s with the same placement in the same run. The
-article's figures (Flash Player 11.9 on a 2013 Mac) are kept as its seed: only its ratio
-compares (its drop box 2.5x its MessageChannel; here the shm broker against `mp.Queue`).
-
-Goal (issue 12): the shm broker at least 50x `mp.Queue`'s round trips per second with the
-one-character message (judged on two cores).
+"""The worker messages article between two processes: one message back and forth, 1000
+round trips, through each transport in the same run (`amfkit bench messaging --only
+handoff`, or `python -m amfkit_bench.handoff`; docs/benchmarks.md, "handoff").
 """
 
 from __future__ import annotations

@@ -1,54 +1,6 @@
-"""The `instruments` experiment: the Protocol Buffers article's InstrumentPrice messages,
-AMF3 against Protocol Buffers (docs/benchmarks.md names the articles the lab reproduces).
-
-    amfkit bench instruments                        # 10,000 calls per series, 5 repetitions
-    python -m amfkit_bench.instruments --quick   # 1,000 calls, 1 repetition (seconds)
-    python -m amfkit_bench.instruments --messages small --packets 100,10000 --json out/i.json
-
-The messages are `amfkit.demo.services`' InstrumentPriceSmall, -Medium and -Large (the
-classes `InstrumentPriceService` serves, registered with amfkit as sealed typed objects):
-Small has two ints, two strings and two nested ValueDate objects (three ints each);
-Medium twice the fields, Large three times. `instruments.proto` declares the same
-messages for Protocol Buffers; it is compiled when the experiment runs (grpcio-tools'
-protoc, into a temporary directory, once per process) and the generated code is never
-kept.
-
-Two cases, each checked for correctness before it is timed (`timing.measure`: warm-up,
-repetitions, median with min-max, wall and CPU time, the collector held still):
-
-1. **One message at a time**, as the article measured: the size of one message, then
-   10,000 serializations of that message and 10,000 deserializations of its bytes, one
-   message per call; reported as the series' total milliseconds and microseconds per
-   message. The check: one round trip gives back every field (ints, strings, and the
-   nested dates as ValueDate objects of equal year, month and day).
-2. **Many messages in one packet**: N prices with varied values (`instrument_price(size,
-   i)`) in one AMF3 array, written by one encode call, against N protobuf messages in
-   the repeated field of a wrapper message (`InstrumentPrice*List`). AMF3 writes each
-   class's traits (its alias and member names) and each distinct string once per packet
-   and refers back to them afterwards; protobuf repeats its field tags in every message.
-   Reported per message: bytes (and gzip -6 of the whole packet) and time.
-
-The peers ("peer" in the results):
-
-- `amfkit AMF3` (the baseline) and `amfkit AMF0`: reusable `Encoder`/`Decoder`, fed the
-  InstrumentPrice objects themselves;
-- `protobuf (upb)`: the PyPI `protobuf` runtime with the backend it loaded
-  (`api_implementation.Type()`, recorded; "upb" is its C extension), fed generated
-  message objects built beforehand, as the article's generated ActionScript classes
-  were; decoding gives message objects;
-- `protobuf (upb) +classes`: the same with the conversion from and to the Python classes
-  inside the timed call, what an application holding InstrumentPrice objects pays;
-- `protobuf (python)`: protobuf's pure-Python backend, run in a child process (the
-  backend is chosen when protobuf is first imported): the analogue of the article's
-  protobuf, which was interpreted ActionScript against Flash Player's native AMF3;
-- `py3amf AMF3`: Py3AMF in pure Python (`use_ext=False`), the same classes registered
-  with it for the run, sealed members included, and unregistered afterwards
-  (`peers.register_py3amf`); `py3amf-ext AMF3` too when its Cython extension is built here;
-- `orjson`: JSON, fed the same data as plain dicts (nested dicts for the dates).
-
-The slow pure-Python peers get fewer calls per series in `--quick` (`slow_iterations`)
-and at most 3 repetitions; the report says how many each row had. The article's own
-figures (Flash Player 10, protoc-gen-as3, 2010) are in `SEED` and appear beside ours.
+"""`amfkit bench instruments`: the Protocol Buffers article's InstrumentPrice messages,
+amfkit against Protocol Buffers and the other peers, one message per call and many in one
+packet (docs/benchmarks.md, "The instruments experiment").
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
-"""The "Results" section of docs/benchmarks.md, generated from a results file.
-
-    amfkit bench --json out/bench.json --report out/bench.html
-    python -m amfkit_bench.markdown out/bench.json           # print the section
-    python -m amfkit_bench.markdown out/bench.json --write   # replace it in docs/benchmarks.md
-
-The section is built from the run itself: the machine and versions it ran on, the
-command that reproduces it, per experiment its summary, the first table of its first
-section and its findings (`sections(report)`, the same ones the HTML report shows), and
-how much the timings varied (their min-max spread, the machine's cores and load). Nothing
-in it is typed by hand, so it cannot drift from what was measured.
-
-`--write` replaces the text between the markers
-
-    <!-- results:start -->
-    <!-- results:end -->
-
-in the page (default `docs/benchmarks.md`). Without markers, the body of the "## Results"
-heading (up to the next "## " heading) is replaced by the markers and the new text; a
-page without that heading gets it appended.
+"""docs/benchmarks.md's "Results" section, generated from a results file:
+`python -m amfkit_bench.markdown out/bench.json [--write]` (docs/benchmarks.md, "The
+lab's code").
 """
 
 from __future__ import annotations

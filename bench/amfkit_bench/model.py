@@ -1,12 +1,6 @@
-"""What an experiment hands the report: sections of tables, charts, the article's own
-figures and findings, as plain JSON-ready data (the HTML renderer and the text report
-both read it); and the plumbing every experiment shares (its options and ratios as report
-data, its JSON file, its command line).
-
-An experiment module provides `sections(report: dict) -> list[Section]`, built from its
-own `run()` report. Keeping this separate from rendering lets every experiment describe
-its results once, and lets `amfkit bench compare` and the Markdown generator read the same
-figures from the JSON.
+"""What an experiment hands the report, as plain JSON-ready data (sections of tables,
+charts, the article's own figures and findings), and the plumbing every experiment
+shares: its options and ratios as report data, its JSON file, its command line.
 """
 
 from __future__ import annotations

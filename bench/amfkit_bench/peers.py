@@ -1,19 +1,6 @@
-"""The peer libraries, the way every experiment uses them: their versions, Py3AMF imported
-quietly and driven as a codec, and classes registered with amfkit and Py3AMF for one run.
-
-- `package_version("orjson")`, `package_versions("amfkit", "py3amf")`: installed
-  versions from the packages' metadata (None when not installed); nothing is imported.
-- `import_py3amf(*submodules)`: Py3AMF (import name `pyamf`), its import-time warnings
-  silenced;
-  `py3amf_ext_built()`: whether its Cython extension (`cpyamf`) is importable here;
-  `py3amf_codec(pyamf, version, use_ext)`: an (encode, decode) pair of one value.
-- `register_amfkit(stack, cls, alias, ...)` and `register_py3amf(stack, pyamf, cls,
-  alias, ...)`: register `cls` under `alias` unless it already is, and undo it when the
-  `contextlib.ExitStack` closes, so a run leaves the registries as it found them. The
-  classes themselves are never modified (Py3AMF's sealed members are set on its alias
-  object, not through a class attribute).
-- `quietly(noisy)`: warnings ignored while a noisy peer runs (Py3AMF warns on its first
-  calls), a no-op otherwise.
+"""The peer libraries as every experiment uses them: their versions, Py3AMF imported
+quietly and driven as a codec, and classes registered with amfkit and Py3AMF for one run
+only (a run leaves the registries as it found them).
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
-"""The HTML report of a benchmark run: one self-contained file, readable offline.
-
-    from amfkit_bench import report, runner
-    html = report.render_html(runner.load_results("out/results.json"))
-    report.write_html(results, "out/report.html")
-
-The file holds everything it shows: the styles are inline, and every chart is an SVG
-drawn by matplotlib (no pyplot, no GUI backend; text kept as SVG text in the reader's
-sans-serif font) and embedded in the page. Nothing is fetched when it is opened: no
-scripts, no web fonts, no images from elsewhere, so it can be mailed or attached to an
-issue as it is.
-
-What it shows: the run (command, amfkit version, when), the machine facts, then per
-experiment its sections (`benchlab.model.Section`: an intro, tables, bar charts with the
-min-max spread as error bars and the reproduced article's own figures as hatched bars,
-the article's numbers, and findings), and the experiment's plain-text report folded
-away at the end. An experiment without `sections()` gets its text report only.
-
-Every piece of text from the results is escaped (`html.escape`), so a peer name or an
-error message can never become markup.
+"""The HTML report of a run: one self-contained file (inline styles, matplotlib's charts
+as embedded SVG, nothing fetched), every text from the results escaped
+(docs/benchmarks.md, "The lab's code").
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
-"""Run several experiments in one go: progress bars, the text reports, a summary, and the
-results as JSON and as one self-contained HTML page.
-
-    amfkit bench                                   # every registered experiment
-    amfkit bench codec gateway --quick --report out/report.html --json out/results.json
-    amfkit bench codec --quick --codec-args "--graphs complex"
-    amfkit bench --list
-    amfkit bench compare old.json new.json         # see compare.py
-
-Experiment names come first; every other argument goes to each experiment's
-`parse_options` (so `--quick` reaches all of them), except the runner's own:
-
-- `--json PATH`: the results file (every experiment's report, the machine facts, the
-  amfkit version and commit, the command): what `compare` and `markdown` read;
-- `--report PATH`: the HTML report (`report.py`);
-- `--NAME-args "ARGS"`: arguments for experiment NAME only (`--codec-args "--size 50000"`);
-- `--quiet`: no progress display.
-
-Every experiment's options are parsed before the first one runs, so a typo fails at
-once. The experiments run in this process one after another; while one runs, its row
-of the progress display shows the variant it is on (an experiment whose `Options` has a
-`progress` field gets a callable `progress(message, done=None, total=None)`; with
-`total` its bar fills, without it counts steps). An experiment that raises is recorded
-as failed with the error, and the others still run. Exit status: 0 when every
-experiment ran and passed its correctness checks, 1 otherwise, 2 for a usage error.
-
-On a terminal the progress display is rich's (standard error); otherwise one line per
-experiment start and end goes to standard error. The text reports and the summary go to
-standard output once everything has run.
+"""`amfkit bench [EXPERIMENT ...] [options]`: runs several experiments in one go with
+progress bars, prints their text reports and a summary, and writes the results file and
+the HTML report (docs/benchmarks.md, "Running the benchmarks").
 """
 
 from __future__ import annotations

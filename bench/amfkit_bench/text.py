@@ -1,17 +1,5 @@
 """Figures as text, the same way in every experiment's report: numbers, factors, timing
-and ratio cells, aligned plain-text tables, and the machine footer.
-
-- `fmt_figure(12.345)` -> "12.3": a measured figure to about three significant digits;
-  `fmt_number` does the same for any table cell (ints get thousands separators).
-- `fmt_factor(4.321)` -> "4.32x"; `than(ratio, "slower", "faster")` -> "4.32x slower" or,
-  for a ratio below 1, "2.00x faster".
-- `timing_cell(measurement)` -> "2.70 (2.61-2.93)": a `timing.Measurement.to_dict()`'s
-  wall-clock median (min-max) in ms, optionally per item in µs and marked "*" when the
-  process was kept waiting (`waited`).
-- `ratio_cell(ratio, baseline=...)`: a row's time over the baseline's, as "baseline",
-  "4.32x slower", "2.00x faster" or "-".
-- `text_table(headers, rows, right)`: the lines of an aligned table.
-- `machine_lines(report)`: the closing lines of a text report (machine, load, versions).
+and ratio cells, aligned plain-text tables and the machine footer.
 """
 
 from __future__ import annotations

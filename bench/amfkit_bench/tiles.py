@@ -1,55 +1,7 @@
-"""The `tiles` experiment (the Amfphp tiles article): the demo's 1000-row tile query in
-the article's shapes and as typed columns (docs/benchmarks.md names the articles the lab
-reproduces).
-
-    amfkit bench tiles                        # 50 repetitions per figure (about 10 s)
-    python -m amfkit_bench.tiles --quick   # 3 repetitions (a few seconds)
-    python -m amfkit_bench.tiles --links 0.5,2,8,100 --rtt-ms 80 --json out/tiles.json
-
-The article (Amfphp, 2007) sent a mosaic's 1000 tiles to a Flash client as a
-comma-separated string, an array of objects, or a MySQL recordset, and concluded that the
-string was fastest from request to data-ready. This experiment measures the same query on
-amfkit's demo (`TileService` over a fresh SQLite database made by `amfkit.demo.data` in a
-temporary directory), in its five shapes (string, array of objects, recordset, typed
-objects, typed columns: `TileColumns`, an array per field and the colours as a
-`Vector.<uint>` in AMF3) and in AMF0 and AMF3:
-
-1. **Server** time split into phases, each timed on its own with `benchlab.timing.measure`:
-   - *query*: the SQL statement executed and every row fetched (the same for all shapes);
-   - *conversion*: the rows turned into the shape (the string join, a dict per row, the
-     `RecordSet` and its view for the protocol, a `Tile` per row, the columns), exactly
-     as `TileService` does;
-   - *encoding*: the whole response packet through `amfkit.remoting.packet.encode`;
-   - and, for comparison, the whole in-process gateway call (`Gateway.respond`, no HTTP,
-     through an event loop), without and with gzip.
-2. **Bytes**: the packet raw and gzipped at levels 1 and 6 (with the gateway's own
-   `gzip()`), the time to compress and to decompress each, and which answers the gateway
-   compresses at each threshold (0, 1 KiB: amfkit's default, 5 KiB: the article's
-   setting, 25 KiB: Amfphp's default), checked against a real gateway at that threshold.
-3. **Client**: the time to decode the answer (`amfkit.remoting.packet.decode`, what a
-   Python client uses) and to get it into rows (a list of tuples; the string is split by
-   `amfkit.demo.services.parse_tiles_string`, the columns zipped by `TileColumns.rows`);
-   beside it Py3AMF's remoting decoder as the slow client, pure Python and with its
-   Cython extension when that is built (`Tile` and `TileColumns` are registered with
-   Py3AMF for the run, as its client would; `--no-py3amf` leaves it out). Py3AMF cannot
-   read Vectors (docs/py3amf.md): for the AMF3 columns the check is that it refuses them
-   with its `DecodeError`, and nothing is timed.
-4. **Data-ready** time at a few link speeds, *computed* (not measured) from the figures
-   above: server (the gateway call) + compression + one round trip + the bytes at the
-   link's rate + decompression + client decode and rows. It leaves out TCP slow start,
-   HTTP headers and the request's own bytes.
-
-Before anything is timed every case is checked: the rows the query returns are the
-generator's (`amfkit.demo.data.tiles`); the packet built from the phases is byte for byte
-the gateway's answer; the client's rows equal the query's rows (for amfkit and Py3AMF); both
-gzip levels inflate back to the packet; the gateway's gzip answers inflate back to it and
-have the expected size at every threshold. A failed check is reported and that case is
-not timed.
-
-`run(options)` returns the JSON-ready report (`"ok"`, `"results"` with one row per shape
-and version, `"thresholds"`, `"ready"`, the article's own figures under `"seed"`);
-`format_report` prints it as plain text; `sections(report)` gives the report's tables,
-charts, the article's numbers and the findings, all computed from the figures.
+"""`amfkit bench tiles`: the Amfphp tiles article's 1000-row query on the demo, in the
+article's shapes and as typed columns, AMF0 and AMF3: server phases, bytes with gzip,
+client decoding and the computed time to data-ready (docs/benchmarks.md, "The tiles
+experiment").
 """
 
 from __future__ import annotations

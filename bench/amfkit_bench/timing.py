@@ -1,15 +1,6 @@
-"""How benchlab measures: warm-up, repetitions, wall and CPU time, the collector held still.
-
-`measure(fn, *args, repeat=5, warmup=1)` calls `fn(*args)` `warmup` times untimed, then
-`repeat` times timed. The cyclic garbage collector runs once before the series
-(`gc.collect()`) and is disabled for the whole series, as `timeit` does, so no call pays
-for a collection triggered by another's garbage (a collection before every call would
-also evict the CPU caches and time every call cold). Each call's result is dropped only
-after the clock stops, so freeing it is not timed either. Each call is timed twice: wall time (`time.perf_counter`) and the process's
-CPU time (`time.process_time`). The report is the median with the min and max.
-
-`machine_facts()` records what a result means nothing without: the platform, the CPU,
-the core count, the load average when the run started and the Python build.
+"""How the lab times a call: warm-up, repetitions, wall and CPU time, the collector held
+still (`measure`), and the machine facts a figure means nothing without
+(`machine_facts`); docs/benchmarks.md, "How the lab measures".
 """
 
 from __future__ import annotations
