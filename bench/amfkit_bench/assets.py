@@ -25,7 +25,7 @@ from .servers import uvicorn
 from .text import machine_lines, text_table
 
 NAME = "assets"
-SUMMARY = "seed 002: 10 images x 100 loops from every asset backend through amfkit vs nginx serving the files"
+SUMMARY = "the file storage article: 10 images x 100 loops from every asset backend through amfkit vs nginx serving the files"
 
 PREFIX = "/assets/"
 
@@ -99,7 +99,7 @@ class Options:
 
 
 def _files() -> list[tuple[str, bytes]]:
-    from amfkit.demo.seed002 import files
+    from amfkit.demo.images import files
 
     return files()
 
@@ -321,7 +321,7 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
 def format_report(report: dict[str, Any]) -> str:
     o = report["options"]
     lines = [
-        f"amfkit bench assets: seed 002, {report['requests']} requests over 10 files; {o['workers']} worker processes per server; "
+        f"amfkit bench assets: the file storage article, {report['requests']} requests over 10 files; {o['workers']} worker processes per server; "
         f"wrk {o['connections']} connections for {o['duration']:g} s",
         "",
     ]
@@ -396,7 +396,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         found.append(f"A {LARGE_SIZE >> 20} MiB file over {LARGE_CONNECTIONS} connections: " + ", ".join(f"{v} {mb:,.0f} MB/s" for v, mb in large.items()) + ".")
     return [
         Section(
-            "Seed 002: files from every asset backend",
+            "The file storage article: files from every asset backend",
             f"{report['requests']} requests over the article's ten images: one keep-alive connection, a new connection "
             f"per request (as the article's client), and wrk with {o['connections']} keep-alive connections; "
             f"{o['workers']} worker processes per server, all on 127.0.0.1 (the load generator shares the cores).",

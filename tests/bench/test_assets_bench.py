@@ -1,6 +1,6 @@
-"""The seed 002 benchmark, run once in --quick mode as a correctness test: nginx and every
-asset backend serve the ten files byte for byte, under load without errors, and the report
-has its goals and the article's figures."""
+"""The file storage article's benchmark (`amfkit bench assets`), run once in --quick mode
+as a correctness test: nginx and every asset backend serve the ten files byte for byte,
+under load without errors, and the report has its goals and the article's figures."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 `build(db_path=None, *, debug=False, feed=False, assets=None, **options)` makes a new one
 (`options` go to `Gateway`), with the demo's messaging destinations `prices` and `chat`
-(`amfkit.demo.live`) and its asset store (`amfkit.demo.assets`: the seed 002 files and
-uploads, at GET /assets/NAME; `assets` is a store or a folder, by default
+(`amfkit.demo.live`) and its asset store (`amfkit.demo.assets`: the file storage article's images
+and uploads, at GET /assets/NAME; `assets` is a store or a folder, by default
 `amfkit.demo.assets.default_path(db_path=db_path)`); `feed` starts the live price feed. `app` is the one `amfkit serve
 --demo` serves (`amfkit.demo.app:app`), built on first access, feed running: its database
 is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, its asset folder at
@@ -39,8 +39,8 @@ def build(
     **options: Any,
 ) -> Gateway:
     """A gateway serving the demo services (the tile database is created if needed), the
-    demo's messaging destinations and its asset store (a folder, seeded with the seed 002
-    files if needed); `feed` starts the live price feed (a daemon thread,
+    demo's messaging destinations and its asset store (a folder, seeded with the file
+    storage article's images if needed); `feed` starts the live price feed (a daemon thread,
     `gateway.price_feed`, stopped by `gateway.price_feed.stop()`)."""
     from ..remoting.gateway import Gateway
     from . import assets as demo_assets

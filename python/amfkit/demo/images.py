@@ -1,5 +1,5 @@
-"""The seed 002 experiment's files: ten images of the sizes the article used (nine from
-891 to 55,242 bytes, the largest repeated to make ten), made here as valid PNG pictures
+"""The demo's images: ten files of the sizes the file storage article used (nine from
+891 to 55,242 bytes, the largest repeated to make ten; docs/benchmarks.md), made here as valid PNG pictures
 (a colour gradient each, stored uncompressed and padded with a comment chunk to the exact
 size) so that the demo can serve them and `amfkit bench assets` can fetch them."""
 
@@ -13,7 +13,7 @@ __all__ = ["FILES", "SIZES", "files", "png"]
 #: The article's smallest and largest sizes; the seven between spread evenly on a log scale.
 SIZES = (891, 1_640, 3_021, 5_563, 10_245, 16_871, 25_122, 37_410, 55_242, 55_242)
 #: The names the demo and the benchmark use.
-FILES = tuple(f"seed002/{i:02d}.png" for i in range(1, len(SIZES) + 1))
+FILES = tuple(f"images/{i:02d}.png" for i in range(1, len(SIZES) + 1))
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -29,7 +29,7 @@ def png(size: int, seed: int = 0) -> bytes:
         side += 1
     body = _image(side, seed)
     pad = size - len(body) - 12  # a tEXt chunk: 12 bytes of frame, then keyword NUL text
-    text = b"Comment\x00" + b"amfkit seed 002 ".ljust(max(0, pad - 8), b".")[: max(0, pad - 8)]
+    text = b"Comment\x00" + b"amfkit demo image ".ljust(max(0, pad - 8), b".")[: max(0, pad - 8)]
     out = body[:-12] + _chunk(b"tEXt", text) + body[-12:]
     assert len(out) == size, (len(out), size)
     return out
