@@ -446,9 +446,9 @@ def _goal_lines(report: dict[str, Any]) -> list[str]:
 #: The PyAMF speed article's figures: AMFBench "complex" graph, 10,000 items, on a 2.8 GHz
 #: Core 2 Duo MacBook Pro with Python 2.5.4, in seconds: version -> (decode AMF0, decode
 #: AMF3, encode AMF0, encode AMF3).
-SEED_SIZE = 10_000
-SEED_MACHINE = "MacBook Pro 2.8 GHz Core 2 Duo, 4 GB, Mac OS X 10.6.4, Python 2.5.4 (2010)"
-SEED_FIGURES: dict[str, tuple[float, float, float, float]] = {
+ARTICLE_SIZE = 10_000
+ARTICLE_MACHINE = "MacBook Pro 2.8 GHz Core 2 Duo, 4 GB, Mac OS X 10.6.4, Python 2.5.4 (2010)"
+ARTICLE_FIGURES: dict[str, tuple[float, float, float, float]] = {
     "PyAMF 0.4.2 pure": (7.337149, 5.572225, 7.472614, 6.472192),
     "PyAMF 0.4.2 ext": (7.371916, 5.363055, 7.437613, 6.270130),
     "PyAMF 0.5.1 pure": (5.837454, 4.428469, 2.507936, 2.263408),
@@ -457,7 +457,7 @@ SEED_FIGURES: dict[str, tuple[float, float, float, float]] = {
     "PyAMF 0.6b2 ext": (0.238912, 0.223002, 0.234642, 0.163156),
 }
 #: The article's versions drawn beside ours (the others are in its figures' lines).
-SEED_CHARTED = ("PyAMF 0.6b2 ext", "PyAMF 0.6b2 pure")
+ARTICLE_CHARTED = ("PyAMF 0.6b2 ext", "PyAMF 0.6b2 pure")
 
 GRAPH_INTROS = {
     "simple": "flat anonymous objects of scalars, no object references (AMF3 still shares the member names)",
@@ -505,17 +505,17 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
             for row in rows
         ],
     )
-    seed_here = graph_name == "complex" and size == SEED_SIZE
+    at_article_size = graph_name == "complex" and size == ARTICLE_SIZE
     charts = []
     for key, column in (("encode", 2), ("decode", 0)):
         bars = _time_bars(rows, key)
         reference = []
-        if seed_here:
-            for version in SEED_CHARTED:
-                figures = SEED_FIGURES[version]
+        if at_article_size:
+            for version in ARTICLE_CHARTED:
+                figures = ARTICLE_FIGURES[version]
                 reference += [
-                    Bar(f"{version} AMF3", figures[column + 1] * 1e3, group="seed"),
-                    Bar(f"{version} AMF0", figures[column] * 1e3, group="seed"),
+                    Bar(f"{version} AMF3", figures[column + 1] * 1e3, group="article"),
+                    Bar(f"{version} AMF0", figures[column] * 1e3, group="article"),
                 ]
         charts.append(
             Chart(
@@ -582,24 +582,24 @@ def _graph_section(report: dict[str, Any], graph_name: str, rows: list[dict[str,
         gz = f"; gzip -6 takes it to {base['bytes_gzip'] / base['bytes']:.0%} of that" if base["bytes_gzip"] else ""
         found.append(f"AMF3 writes {graph_name}-{size:,} in {base['bytes']:,} bytes" + (f", {' and '.join(parts)}" if parts else "") + f"{gz}.")
 
-    seed: list[str] = []
+    article: list[str] = []
     if graph_name == "complex":
-        seed.append(f"AMFBench complex graph, {SEED_SIZE:,} items ({ARTICLE}), on a {SEED_MACHINE}; seconds.")
-        for version, (dec0, dec3, enc0, enc3) in SEED_FIGURES.items():
-            seed.append(f"{version}: encode AMF3 {enc3:.3f} s, AMF0 {enc0:.3f} s; decode AMF3 {dec3:.3f} s, AMF0 {dec0:.3f} s")
-        if not seed_here:
-            seed.append(f"(Not charted: this run used {size:,} items, the article {SEED_SIZE:,}.)")
+        article.append(f"AMFBench complex graph, {ARTICLE_SIZE:,} items ({ARTICLE}), on a {ARTICLE_MACHINE}; seconds.")
+        for version, (dec0, dec3, enc0, enc3) in ARTICLE_FIGURES.items():
+            article.append(f"{version}: encode AMF3 {enc3:.3f} s, AMF0 {enc0:.3f} s; decode AMF3 {dec3:.3f} s, AMF0 {dec0:.3f} s")
+        if not at_article_size:
+            article.append(f"(Not charted: this run used {size:,} items, the article {ARTICLE_SIZE:,}.)")
         elif base and base["encode"] and base["decode"]:
-            seed_best = SEED_FIGURES["PyAMF 0.6b2 ext"]
+            article_best = ARTICLE_FIGURES["PyAMF 0.6b2 ext"]
             found.append(
-                f"The article's best, PyAMF 0.6b2 with its C extension, took {seed_best[3] * 1e3:.0f} ms to encode "
-                f"and {seed_best[1] * 1e3:.0f} ms to decode this graph in AMF3 on 2010 hardware; amfkit AMF3 takes "
+                f"The article's best, PyAMF 0.6b2 with its C extension, took {article_best[3] * 1e3:.0f} ms to encode "
+                f"and {article_best[1] * 1e3:.0f} ms to decode this graph in AMF3 on 2010 hardware; amfkit AMF3 takes "
                 f"{fmt_figure(base['encode']['wall_ms']['median'])} ms and {fmt_figure(base['decode']['wall_ms']['median'])} ms here "
                 "(different machines: compare orders of magnitude only)."
             )
     description = GRAPH_INTROS.get(graph_name, graph_name)
     intro = f"{description[:1].upper()}{description[1:]}."
-    return Section(f"{graph_name} graph, {size:,} items", intro, [table], charts, seed, found)
+    return Section(f"{graph_name} graph, {size:,} items", intro, [table], charts, article, found)
 
 
 def sections(report: dict[str, Any]) -> list[Section]:
@@ -608,7 +608,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     groups = list(dict.fromkeys((row["graph"], row["size"]) for row in results))
     # the article's graph and size first, then the other sizes of it, then the rest
     order = {g: i for i, g in enumerate(groups)}
-    groups.sort(key=lambda g: (g[0] != "complex", g[1] != SEED_SIZE, order[g]))
+    groups.sort(key=lambda g: (g[0] != "complex", g[1] != ARTICLE_SIZE, order[g]))
     out = [
         _graph_section(report, name, [row for row in results if (row["graph"], row["size"]) == (name, size)])
         for name, size in groups

@@ -25,7 +25,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "GOAL_SPEEDUP", "PLACEMENTS", "SEED", "SIZES", "TRANSPORTS", "Options", "cpus", "format_report", "local_redis", "main",
+    "GOAL_SPEEDUP", "PLACEMENTS", "ARTICLE_FIGURES", "SIZES", "TRANSPORTS", "Options", "cpus", "format_report", "local_redis", "main",
     "parse_options", "run", "shown_url", "with_prefix",
 ]  # fmt: skip
 
@@ -49,7 +49,7 @@ START_TIMEOUT = 60.0
 
 #: The article's figures (Flash Player 11.9 on a 2013 Mac): not comparable in absolute
 #: terms with ours, only its ratio.
-SEED: dict[str, Any] = {
+ARTICLE_FIGURES: dict[str, Any] = {
     "source": "the worker messages article: Send ActionScript Worker Messages 2.5x Faster, Jackson Dunstan, late 2013",
     "machine": "Flash Player 11.9.900.117 (release) in Chrome 30, 2.3 GHz Intel Core i7, Mac OS X 10.9.0",
     "message": 'a one-character string ("1"), between two ActionScript workers',
@@ -680,7 +680,7 @@ def table(report: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         else:
             why = row.get("error") or f"not run: {row.get('not_run')}"
             rows.append([row["transport"], where, label, "-", "-", "-", "-", "-", "-", ("FAILED " if row.get("error") else "") + why])
-    s = SEED
+    s = ARTICLE_FIGURES
     rows.append(
         [
             "article: MessageChannel", "2 workers", '"1" (Flash Player 11.9, 2013 Mac)', "-", fmt_figure(s["MessageChannel_ms"]),
@@ -691,8 +691,8 @@ def table(report: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return headers, rows
 
 
-def seed_lines() -> list[str]:
-    s = SEED
+def article_lines() -> list[str]:
+    s = ARTICLE_FIGURES
     return [
         f"{s['source']}: {s['round_trips']:,} round trips of {s['message']}.",
         f"MessageChannel: {s['MessageChannel_ms']:g} ms for {s['round_trips']:,} round trips (its 'messages/sec' column reads "
@@ -713,7 +713,7 @@ def findings(report: dict[str, Any]) -> list[str]:
                 found.append(
                     f"{size}, {placement}: a round trip through the shm broker takes {fmt_figure(shm['p50_us'])} µs (median), "
                     f"through mp.Queue {fmt_figure(queue['p50_us'])} µs: {fmt_factor(shm['vs_queue'])} the round trips/s "
-                    f"(the article's drop box: {SEED['drop_box_speedup']:g}x its MessageChannel)."
+                    f"(the article's drop box: {ARTICLE_FIGURES['drop_box_speedup']:g}x its MessageChannel)."
                 )
         fastest = [r for r in report["rows"] if r["size"] == GOAL_SIZE and r["placement"] == placement and "p50_us" in r]
         if fastest:
@@ -752,7 +752,7 @@ def format_report(report: dict[str, Any]) -> str:
         "transport carries the body's AMF3 (bytes sent: a broker's message record); every reply is compared with what",
         "was sent.",
     ]
-    lines += [f"  {line}" for line in seed_lines()]
+    lines += [f"  {line}" for line in article_lines()]
     for g in report["goals"]:
         lines.append(f"goal: {g['goal']}: {g['value']}: {'met' if g['met'] else 'NOT met'}")
     return "\n".join(lines)

@@ -31,7 +31,7 @@ from .timing import machine_facts, measure
 __all__ = [
     "COMPARE_KEYS",
     "NAME",
-    "SEED",
+    "ARTICLE_FIGURES",
     "SUMMARY",
     "Options",
     "format_report",
@@ -76,7 +76,7 @@ _PB_ENV = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
 #: (Protocol Buffers in ActionScript), April 2010; 50 runs per class, each run 10,000
 #: serializations then 10,000 deserializations of one object; times are the run's total
 #: in ms, as (average, standard deviation).
-SEED: dict[str, Any] = {
+ARTICLE_FIGURES: dict[str, Any] = {
     "source": f"{ARTICLE}: Protocol Buffers vs AMF3 in Flex (Flash Player 10, protoc-gen-as3), April 2010",
     "iterations": 10_000,
     "runs": 50,
@@ -607,7 +607,7 @@ def run(options: Options) -> dict[str, Any]:
         "protobuf": protobuf,
         "messages": messages,
         "loop_floor_us": floor_us,
-        "seed": SEED,
+        "article_figures": ARTICLE_FIGURES,
         "elapsed_s": round(time.perf_counter() - started, 3),
         "results": rows,
         "skipped": skipped,
@@ -659,10 +659,10 @@ def _span(values: list[float]) -> str:
     return fmt_factor(lo) if abs(hi - lo) < 0.05 * lo else f"{fmt_factor(lo)}-{fmt_factor(hi)}"
 
 
-def _seed_us(kind: str, fmt: str, index: int) -> tuple[float, float, float]:
+def _article_us(kind: str, fmt: str, index: int) -> tuple[float, float, float]:
     """The article's time per message in µs: (mean, mean - sd, mean + sd)."""
-    mean, sd = SEED[kind][fmt][index]
-    scale = 1e3 / SEED["iterations"]
+    mean, sd = ARTICLE_FIGURES[kind][fmt][index]
+    scale = 1e3 / ARTICLE_FIGURES["iterations"]
     return mean * scale, (mean - sd) * scale, (mean + sd) * scale
 
 
@@ -732,7 +732,7 @@ def _bars(report: dict[str, Any], case: str, key: str, count: int = 1) -> list[B
     return bars
 
 
-def _seed_bars(report: dict[str, Any], kind: str) -> list[Bar]:
+def _article_bars(report: dict[str, Any], kind: str) -> list[Bar]:
     bars = []
     for fmt, short in (("AMF3", "AMF3"), ("Protocol Buffers", "protobuf")):
         for index, message in enumerate(MESSAGES):
@@ -740,22 +740,22 @@ def _seed_bars(report: dict[str, Any], kind: str) -> list[Bar]:
                 continue
             label = f"{_title(message)} · article {short} (Flash 10)"
             if kind == "bytes":
-                bars.append(Bar(label, float(SEED["bytes"][fmt][index]), group=f"article {short}"))
+                bars.append(Bar(label, float(ARTICLE_FIGURES["bytes"][fmt][index]), group=f"article {short}"))
             else:
-                mean, low, high = _seed_us(kind, fmt, index)
+                mean, low, high = _article_us(kind, fmt, index)
                 bars.append(Bar(label, mean, low, high, group=f"article {short}"))
     return bars
 
 
-def _seed_lines() -> list[str]:
+def _article_lines() -> list[str]:
     names = "Small / Medium / Large"
-    lines = [SEED["source"] + f"; {SEED['runs']} runs per class, each {SEED['iterations']:,} calls on one object"]
+    lines = [ARTICLE_FIGURES["source"] + f"; {ARTICLE_FIGURES['runs']} runs per class, each {ARTICLE_FIGURES['iterations']:,} calls on one object"]
     for fmt in ("AMF3", "Protocol Buffers"):
-        lines.append(f"{fmt} size, {names}: " + " / ".join(str(b) for b in SEED["bytes"][fmt]) + " bytes")
+        lines.append(f"{fmt} size, {names}: " + " / ".join(str(b) for b in ARTICLE_FIGURES["bytes"][fmt]) + " bytes")
     for kind, what in (("serialize_ms", "serialization"), ("deserialize_ms", "deserialization")):
         for fmt in ("AMF3", "Protocol Buffers"):
-            figures = " / ".join(f"{mean:,.2f} ± {sd:.2f}" for mean, sd in SEED[kind][fmt])
-            lines.append(f"{fmt} {what} of {SEED['iterations']:,}, {names}: {figures} ms (mean ± sd)")
+            figures = " / ".join(f"{mean:,.2f} ± {sd:.2f}" for mean, sd in ARTICLE_FIGURES[kind][fmt])
+            lines.append(f"{fmt} {what} of {ARTICLE_FIGURES['iterations']:,}, {names}: {figures} ms (mean ± sd)")
     return lines
 
 
@@ -780,20 +780,20 @@ def _single_findings(report: dict[str, Any]) -> list[str]:
     index = MESSAGES.index
     if pairs:
         ours = [amf[m]["bytes"] / pb[m]["bytes"] for m in pairs]
-        theirs = [SEED["bytes"]["AMF3"][index(m)] / SEED["bytes"]["Protocol Buffers"][index(m)] for m in pairs]
+        theirs = [ARTICLE_FIGURES["bytes"]["AMF3"][index(m)] / ARTICLE_FIGURES["bytes"]["Protocol Buffers"][index(m)] for m in pairs]
         sizes = ", ".join(f"{_title(m)} {pb[m]['bytes']} vs {amf[m]['bytes']}" for m in pairs)
         out.append(
             f"One message: protobuf is {_span(ours)} smaller than amfkit AMF3 ({sizes} bytes); the article "
             f"measured {_span(theirs)}. Alone, an AMF3 message carries its class alias and every member name."
         )
-        amf_seed = [amf[m]["bytes"] / SEED["bytes"]["AMF3"][index(m)] for m in pairs]
-        pb_seed = [pb[m]["bytes"] / SEED["bytes"]["Protocol Buffers"][index(m)] for m in pairs]
+        amf_vs_article = [amf[m]["bytes"] / ARTICLE_FIGURES["bytes"]["AMF3"][index(m)] for m in pairs]
+        pb_vs_article = [pb[m]["bytes"] / ARTICLE_FIGURES["bytes"]["Protocol Buffers"][index(m)] for m in pairs]
         texts = report.get("messages", {})
         text_bytes = " / ".join(str(texts[m]["text_bytes"]) for m in pairs if m in texts)
         out.append(
-            f"Our AMF3 messages are {_span(amf_seed)} the size of the article's and our protobuf ones "
-            f"{_span(pb_seed)}: the member names are the article's, but its string values must have been very "
-            f"short (a {SEED['bytes']['Protocol Buffers'][0]}-byte protobuf Small holds two ints, two strings and "
+            f"Our AMF3 messages are {_span(amf_vs_article)} the size of the article's and our protobuf ones "
+            f"{_span(pb_vs_article)}: the member names are the article's, but its string values must have been very "
+            f"short (a {ARTICLE_FIGURES['bytes']['Protocol Buffers'][0]}-byte protobuf Small holds two ints, two strings and "
             f"two dates), ours are quote texts ({text_bytes} bytes of UTF-8 per message), which weigh more in "
             "protobuf's smaller messages."
         )
@@ -802,13 +802,13 @@ def _single_findings(report: dict[str, Any]) -> list[str]:
             if not ok:
                 continue
             ratios = [pb[m][f"{key}_us"] / amf[m][f"{key}_us"] for m in ok]
-            seed_ratios = [SEED[kind]["Protocol Buffers"][index(m)][0] / SEED[kind]["AMF3"][index(m)][0] for m in ok]
+            article_ratios = [ARTICLE_FIGURES[kind]["Protocol Buffers"][index(m)][0] / ARTICLE_FIGURES[kind]["AMF3"][index(m)][0] for m in ok]
             ours_us = " / ".join(fmt_figure(amf[m][f"{key}_us"]) for m in ok)
             theirs_us = " / ".join(fmt_figure(pb[m][f"{key}_us"]) for m in ok)
             out.append(
                 f"amfkit AMF3 {what} one {'/'.join(_title(m) for m in ok)} message in {ours_us} µs, {pb_name} in "
                 f"{theirs_us} µs: protobuf is {_verdict(ratios)}; in the article protobuf was "
-                f"{_verdict(seed_ratios)} (interpreted ActionScript against Flash Player's native AMF3)."
+                f"{_verdict(article_ratios)} (interpreted ActionScript against Flash Player's native AMF3)."
             )
     classes = _rows_by_message(report, "single", f"{pb_name} +classes" if pb_name else None)
     for key, what in (("encode", "serialization"), ("decode", "deserialization")):
@@ -935,11 +935,11 @@ def sections(report: dict[str, Any]) -> list[Section]:
         ),
         tables=[_single_table(report)],
         charts=[
-            Chart("Size of one message", "bytes", _bars(report, "single", "bytes"), reference=_seed_bars(report, "bytes")),
-            Chart("Serialization, one message per call", "µs per message", _bars(report, "single", "encode"), log=True, reference=_seed_bars(report, "serialize_ms")),
-            Chart("Deserialization, one message per call", "µs per message", _bars(report, "single", "decode"), log=True, reference=_seed_bars(report, "deserialize_ms")),
+            Chart("Size of one message", "bytes", _bars(report, "single", "bytes"), reference=_article_bars(report, "bytes")),
+            Chart("Serialization, one message per call", "µs per message", _bars(report, "single", "encode"), log=True, reference=_article_bars(report, "serialize_ms")),
+            Chart("Deserialization, one message per call", "µs per message", _bars(report, "single", "decode"), log=True, reference=_article_bars(report, "deserialize_ms")),
         ],
-        seed=_seed_lines(),
+        article=_article_lines(),
         findings=_single_findings(report),
     )
     big = max(options["packets"]) if options["packets"] else None
@@ -981,7 +981,7 @@ def format_report(report: dict[str, Any]) -> str:
         *text_table(single.tables[0].headers, single.tables[0].rows, {2, 3, 4, 5, 6, 7}),
         "",
         "the article's figures:",
-        *(f"  {line}" for line in single.seed),
+        *(f"  {line}" for line in single.article),
         "",
         packet.title,
         *text_table(packet.tables[0].headers, packet.tables[0].rows, {1, 3, 4, 5, 6, 7, 8}),

@@ -66,7 +66,7 @@ IDLE_CHANNELS = ("long-poll", "streaming", "websocket")
 COMETD = "CometD (Java, long-polling): median latency 2-4 ms up to 10,000 messages/s"
 
 #: What the Protocol Buffers article needed of its messages, and its AMF3 Small size.
-SEED: dict[str, Any] = {
+ARTICLE_FIGURES: dict[str, Any] = {
     "source": f"{ARTICLE}: Protocol Buffers vs AMF3 in Flex, April 2010",
     "need": "more than a hundred messages per second, shown with minimal latency",
     "bytes": {"AMF3": (198, 290, 371)},
@@ -445,7 +445,7 @@ def run(options: Options) -> dict[str, Any]:
             "elapsed_s": round(time.perf_counter() - started, 3),
             "results": rows,
             "skipped": skipped,
-            "seed": SEED,
+            "article_figures": ARTICLE_FIGURES,
             "server_log": logs,
         }
     )
@@ -685,7 +685,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     delivered) and the table per phase (rates, CPU, bytes), then the handoff's table
     (the worker messages article) and the idle one when they ran; charts of the
     messages/s, of the latencies and of the round trips; the goals, the fan-out and
-    CometD's figures (the anchor) as findings, the articles' figures as its seed."""
+    CometD's figures (the anchor) as findings, the articles' own figures as its `article` lines."""
     o = report["options"]
     rows = report["results"]
     charts = []
@@ -709,7 +709,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
             for r in h["rows"] if "p50_us" in r
         ]  # fmt: skip
         if trips:
-            ref = [Bar("article: MessageChannel (Flash Player 11.9)", handoff.SEED["MessageChannel_ms"] * 1000 / handoff.SEED["round_trips"], group="article")]
+            ref = [Bar("article: MessageChannel (Flash Player 11.9)", handoff.ARTICLE_FIGURES["MessageChannel_ms"] * 1000 / handoff.ARTICLE_FIGURES["round_trips"], group="article")]
             charts.append(Chart("handoff: one round trip between two processes, median, bar from the fastest to p99 (lower is better)", "µs", trips, log=True, reference=ref))
     found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", [])]
     found += [f"{_where(row)} FAILED: {row.get('error') or 'errors under load'}" for row in rows if row.get("check") is False]
@@ -758,14 +758,14 @@ def sections(report: dict[str, Any]) -> list[Section]:
         )
     if report.get("idle"):
         intro += f" Idle: {_idle_note(report)}"
-    seed = []
+    article = []
     if rows:
-        seed += [
-            f"{SEED['source']}: its application needed {SEED['need']}.",
-            f"its AMF3 InstrumentPrice Small/Medium/Large: {' / '.join(map(str, SEED['bytes']['AMF3']))} bytes.",
+        article += [
+            f"{ARTICLE_FIGURES['source']}: its application needed {ARTICLE_FIGURES['need']}.",
+            f"its AMF3 InstrumentPrice Small/Medium/Large: {' / '.join(map(str, ARTICLE_FIGURES['bytes']['AMF3']))} bytes.",
         ]
     if h:
-        seed += handoff.seed_lines()
+        article += handoff.article_lines()
     tables = []
     if rows:
         tables += [_summary_table(report), _phase_table(report)]
@@ -773,7 +773,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         tables.append(_handoff_table(report))
     if report.get("idle"):
         tables.append(_idle_table(report))
-    return [Section("Messaging: delivery through the gateway", intro.strip(), tables, charts, seed=seed, findings=found)]
+    return [Section("Messaging: delivery through the gateway", intro.strip(), tables, charts, article=article, findings=found)]
 
 
 def _names(text: str, choices: tuple[str, ...], what: str, p: argparse.ArgumentParser) -> tuple[str, ...]:

@@ -55,7 +55,7 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
     #: The reproduced article's own numbers (docs/benchmarks.md names the articles), as
     #: "what: figure" lines.
-    seed: list[str] = field(default_factory=list)
+    article: list[str] = field(default_factory=list)
     #: Short plain-language findings, computed from the figures (never hard-coded).
     findings: list[str] = field(default_factory=list)
 

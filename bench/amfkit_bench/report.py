@@ -211,7 +211,7 @@ dl.facts { display: grid; grid-template-columns: max-content auto; gap: .15em 1e
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 ul.findings li { margin: .2em 0; }
-ul.seed { color: #444; font-size: 14px; }
+ul.article { color: #444; font-size: 14px; }
 .status-ok { color: #1a7f37; font-weight: 600; } .status-failed { color: #c0392b; font-weight: 600; }
 .error { background: #fdecea; border-left: 4px solid #c0392b; padding: .5em .8em; white-space: pre-wrap; }
 pre { background: #f6f8fa; padding: .8em; overflow-x: auto; font-size: 12px; line-height: 1.35; }
@@ -277,9 +277,9 @@ def _section_html(section: Section, anchor: str, counter: list[int]) -> str:
         counter[0] += 1
         svg = chart_svg(chart, ident=f"c{counter[0]}")
         out.append(f"<figure>{svg}<figcaption class=\"sub\">{_e(chart.title)}</figcaption></figure>")
-    if section.seed:
+    if section.article:
         out.append("<p class=\"sub\"><strong>The article's own figures</strong> (its machine, not this one):</p>")
-        out.append(_list_html(section.seed, "seed"))
+        out.append(_list_html(section.article, "article"))
     return "\n".join(part for part in out if part)
 
 

@@ -14,8 +14,10 @@ from .timing import machine_facts
 
 __all__ = ["RESULTS_FORMAT", "build_results", "load_results", "normalize"]
 
-#: Bumped when the results file changes shape incompatibly.
-RESULTS_FORMAT = 1
+#: Bumped when the results file changes shape incompatibly. 2: the articles' own figures
+#: are under "article_figures" (and the tiles' computed rows under "ready.article"), no
+#: longer "seed"; `normalize` reads files of format 1 as format 2.
+RESULTS_FORMAT = 2
 
 
 def build_results(
@@ -78,9 +80,14 @@ def normalize(data: Any) -> dict[str, Any]:
     """A results dict from a results file, or from one experiment's own `--json` output
     (`python -m amfkit_bench.codec --json x.json`), which is wrapped as a run of one."""
     if isinstance(data, dict) and isinstance(data.get("experiments"), dict):
+        for report in data["experiments"].values():
+            _upgrade(report)
+        if data.get("format_version") == 1:
+            data["format_version"] = RESULTS_FORMAT
         return data
     if isinstance(data, dict) and isinstance(data.get("experiment"), str):
         name = data["experiment"]
+        _upgrade(data)
         return {
             "format": "amfkit-bench-results",
             "format_version": RESULTS_FORMAT,
@@ -95,6 +102,19 @@ def normalize(data: Any) -> dict[str, Any]:
             "experiments": {name: data},
         }
     raise ValueError("not amfkit bench results (neither a results file nor one experiment's report)")
+
+
+def _upgrade(report: Any) -> None:
+    """An experiment's report of format 1 in the names of format 2, in place."""
+    if not isinstance(report, dict):
+        return
+    if "seed" in report and "article_figures" not in report:
+        report["article_figures"] = report.pop("seed")
+    ready = report.get("ready")
+    if isinstance(ready, dict):
+        for old, new in (("seed", "article"), ("seed_model", "article_model")):
+            if old in ready and new not in ready:
+                ready[new] = ready.pop(old)
 
 
 def load_results(path: str) -> dict[str, Any]:

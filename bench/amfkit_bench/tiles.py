@@ -27,7 +27,7 @@ from .timing import machine_facts, measure
 
 __all__ = [
     "NAME",
-    "SEED",
+    "ARTICLE_FIGURES",
     "SHAPES",
     "SUMMARY",
     "Options",
@@ -83,7 +83,7 @@ _HEADERS_GZIP = {"content-type": "application/x-amf", "accept-encoding": "gzip"}
 # The article's own figures (AMF0; Amfphp 1.9 beta 2 on PHP 4.3.9 without its C extension,
 # MySQL 5.0.22, a Dual AMD Opteron 246 at 2.0 GHz; Flash Player 9 clients). Its "mysql"
 # row is the recordset. sd: the standard deviation it gave.
-SEED: dict[str, Any] = {
+ARTICLE_FIGURES: dict[str, Any] = {
     "article": f"{ARTICLE} (TheBroth developer diary, 22 February 2007)",
     "setup": (
         "AMF0; Amfphp 1.9 beta 2 on PHP 4.3.9 (not built with Amfphp's C extension), MySQL 5.0.22, "
@@ -114,7 +114,7 @@ SEED: dict[str, Any] = {
     "fast_link_saving": "about 50% of the data length",
 }
 #: The article's client machine used where one figure stands for its client.
-SEED_CLIENT = "Desktop"
+ARTICLE_CLIENT = "Desktop"
 
 
 @dataclass
@@ -349,7 +349,7 @@ def run(options: Options) -> dict[str, Any]:
         "thresholds": thresholds,
         "checks": checks,
         "skipped": skipped,
-        "seed": SEED,
+        "article_figures": ARTICLE_FIGURES,
     }
     report["ready"] = _ready(report)
     report["elapsed_s"] = round(time.perf_counter() - started, 3)
@@ -550,11 +550,11 @@ def _ready(report: dict[str, Any]) -> dict[str, Any]:
                         "parts_ms": parts["median"],
                     }
                 )
-    seed = []
+    article = []
     for link in report["options"]["links_mbit"]:
-        for shape, s in SEED["server"].items():
-            client = SEED["client_ms"][shape][SEED_CLIENT][0]
-            seed.append(
+        for shape, s in ARTICLE_FIGURES["server"].items():
+            client = ARTICLE_FIGURES["client_ms"][shape][ARTICLE_CLIENT][0]
+            article.append(
                 {
                     "link_mbit": link,
                     "shape": shape,
@@ -570,10 +570,10 @@ def _ready(report: dict[str, Any]) -> dict[str, Any]:
         ),
         "rtt_ms": rtt,
         "rows": out,
-        "seed": seed,
-        "seed_model": (
+        "article": article,
+        "article_model": (
             f"the article's server total + one round trip + its Content-length at the link's rate "
-            f"+ its {SEED_CLIENT} client function time (its figures exclude Flash's decoding)"
+            f"+ its {ARTICLE_CLIENT} client function time (its figures exclude Flash's decoding)"
         ),
     }
 
@@ -652,14 +652,14 @@ def _wire_findings(report: dict[str, Any], out: list[str]) -> None:
             f"{_x(a0['bytes']['gzip6'], s0['bytes']['gzip6'])}, {_x(t0['bytes']['gzip6'], s0['bytes']['gzip6'])} and "
             f"{_x(rs0['bytes']['gzip6'], s0['bytes']['gzip6'])} the gzipped string."
         )
-        seed = SEED["server"]
+        article = ARTICLE_FIGURES["server"]
         out.append(
-            f"Against the article's AMF0 sizes: our string is {_pct(s0['bytes']['raw'], seed['String']['raw_bytes'])} its "
-            f"{seed['String']['raw_bytes']:,} bytes ({s0['bytes']['raw']:,}) and our recordset {_pct(rs0['bytes']['raw'], seed['RecordSet']['raw_bytes'])} "
-            f"its {seed['RecordSet']['raw_bytes']:,} ({rs0['bytes']['raw']:,}); our array of objects is "
-            f"{_pct(a0['bytes']['raw'], seed['Array']['raw_bytes'])} its {seed['Array']['raw_bytes']:,} ({a0['bytes']['raw']:,}: "
+            f"Against the article's AMF0 sizes: our string is {_pct(s0['bytes']['raw'], article['String']['raw_bytes'])} its "
+            f"{article['String']['raw_bytes']:,} bytes ({s0['bytes']['raw']:,}) and our recordset {_pct(rs0['bytes']['raw'], article['RecordSet']['raw_bytes'])} "
+            f"its {article['RecordSet']['raw_bytes']:,} ({rs0['bytes']['raw']:,}); our array of objects is "
+            f"{_pct(a0['bytes']['raw'], article['Array']['raw_bytes'])} its {article['Array']['raw_bytes']:,} ({a0['bytes']['raw']:,}: "
             f"our values are numbers, its PHP rows held strings). Gzipped at level 6 our string is "
-            f"{_pct(s0['bytes']['gzip6'], seed['String']['content_length'])} its Content-length of {seed['String']['content_length']:,}."
+            f"{_pct(s0['bytes']['gzip6'], article['String']['content_length'])} its Content-length of {article['String']['content_length']:,}."
         )
     # gzip 6 vs 1: extra saving, extra time, break-even link
     saves, costs, breaks = [], [], []
@@ -710,13 +710,13 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
     s0, a0, rs0 = (_row(report, s, 0) for s in ("String", "Array", "RecordSet"))
     fastest = min(rows, key=lambda r: r["server_ms"])
     slowest = max(rows, key=lambda r: r["server_ms"])
-    seed = SEED["server"]
+    article = ARTICLE_FIGURES["server"]
     if s0 and a0:
         out.append(
             f"Server time (query + conversion + encoding, medians): {fmt_figure(fastest['server_ms'])} ms for the fastest "
             f"({fastest['case']}) to {fmt_figure(slowest['server_ms'])} ms for the slowest ({slowest['case']}); the AMF0 array of "
             f"objects takes {_x(a0['server_ms'], s0['server_ms'])} the string's time, where the article measured "
-            f"{_x(seed['Array']['total_ms'], seed['String']['total_ms'])} ({seed['Array']['total_ms']} vs {seed['String']['total_ms']} ms)."
+            f"{_x(article['Array']['total_ms'], article['String']['total_ms'])} ({article['Array']['total_ms']} vs {article['String']['total_ms']} ms)."
         )
     q = _med(report["query"])
     shares = [q / r["server_ms"] for r in rows if r["server_ms"] > 0]
@@ -729,9 +729,9 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
     if a0 and rs0 and s0:
         out.append(
             f"Encoding the AMF0 array of objects takes {fmt_figure(_med(a0['server']['encoding']))} ms here against Amfphp's "
-            f"{seed['Array']['encode_ms']} ms ({_x(seed['Array']['encode_ms'], _med(a0['server']['encoding']))} less time), the recordset "
-            f"{fmt_figure(_med(rs0['server']['encoding']))} against {seed['RecordSet']['encode_ms']} ms, the string "
-            f"{fmt_figure(_med(s0['server']['encoding']))} against {seed['String']['encode_ms']} ms (different machines and PHP 4 against compiled code)."
+            f"{article['Array']['encode_ms']} ms ({_x(article['Array']['encode_ms'], _med(a0['server']['encoding']))} less time), the recordset "
+            f"{fmt_figure(_med(rs0['server']['encoding']))} against {article['RecordSet']['encode_ms']} ms, the string "
+            f"{fmt_figure(_med(s0['server']['encoding']))} against {article['String']['encode_ms']} ms (different machines and PHP 4 against compiled code)."
         )
     conv = {r["shape"]: _med(r["server"]["conversion"]) for r in rows if r["version"] == 3}
     if len(conv) == len(SHAPES):
@@ -739,7 +739,7 @@ def _server_findings(report: dict[str, Any], out: list[str]) -> None:
             f"Conversion (AMF3): the recordset only wraps the fetched tuples ({fmt_figure(conv['RecordSet'])} ms; the encoder "
             f"writes the rows straight from them), a Tile per row costs {fmt_figure(conv['TypedObjects'])} ms, a dict per row "
             f"{fmt_figure(conv['Array'])} ms and the string join {fmt_figure(conv['String'])} ms; the article's PHP loop (fetch "
-            f"included) took {SEED['server']['String']['creation_ms']:g} ms for the string and {SEED['server']['Array']['creation_ms']:g} ms for the array."
+            f"included) took {ARTICLE_FIGURES['server']['String']['creation_ms']:g} ms for the string and {ARTICLE_FIGURES['server']['Array']['creation_ms']:g} ms for the array."
         )
     s3, c3 = _row(report, "String", 3), _row(report, "Columns", 3)
     if s3 and c3:
@@ -785,12 +785,12 @@ def _client_findings(report: dict[str, Any], out: list[str]) -> None:
         f"slowest {slowest['case']} ({fmt_figure(_med(slowest['client']['total']))} ms)."
     )
     if s0 and a0:
-        seed = SEED["client_ms"]
+        article = ARTICLE_FIGURES["client_ms"]
         out.append(
             f"Splitting the string against reading the AMF0 array's objects: {_x(_med(s0['client']['rows']), _med(a0['client']['rows']))} "
             f"here ({fmt_figure(_med(s0['client']['rows']))} vs {fmt_figure(_med(a0['client']['rows']))} ms), "
-            f"{_x(seed['String'][SEED_CLIENT][0], seed['Array'][SEED_CLIENT][0])} in the article's Flash client "
-            f"({seed['String'][SEED_CLIENT][0]} vs {seed['Array'][SEED_CLIENT][0]} ms on its {SEED_CLIENT.lower()})."
+            f"{_x(article['String'][ARTICLE_CLIENT][0], article['Array'][ARTICLE_CLIENT][0])} in the article's Flash client "
+            f"({article['String'][ARTICLE_CLIENT][0]} vs {article['Array'][ARTICLE_CLIENT][0]} ms on its {ARTICLE_CLIENT.lower()})."
         )
     for peer in _peer_names(report):
         ratios = [
@@ -855,14 +855,14 @@ def _ready_findings(report: dict[str, Any], out: list[str]) -> None:
             f"the slowest is {worst['case']} {WIRE_WORDS[worst['option']]} ({fmt_figure(worst['total_ms'])} ms)."
         )
         out.append(text)
-    seed_rows = ready.get("seed", [])
-    if seed_rows:
+    article_rows = ready.get("article", [])
+    if article_rows:
         parts = []
         for link in report["options"]["links_mbit"]:
-            at = sorted((e for e in seed_rows if e["link_mbit"] == link), key=lambda e: e["total_ms"])
+            at = sorted((e for e in article_rows if e["link_mbit"] == link), key=lambda e: e["total_ms"])
             if at:
                 parts.append(f"{_link(link)} Mbit/s: " + ", ".join(f"{SHAPE_WORDS[e['shape']]} {fmt_figure(e['total_ms'])}" for e in at) + " ms")
-        out.append("The article's own figures through the same model (its " + SEED_CLIENT.lower() + " client): " + "; ".join(parts) + ".")
+        out.append("The article's own figures through the same model (its " + ARTICLE_CLIENT.lower() + " client): " + "; ".join(parts) + ".")
     breaks = []
     for row in report["results"]:
         saved = row["bytes"]["raw"] - row["bytes"]["gzip1"]
@@ -880,10 +880,10 @@ def _ready_findings(report: dict[str, Any], out: list[str]) -> None:
 # --------------------------------------------------------------------------- the report
 
 
-def _seed_lines() -> list[str]:
-    s, c = SEED["server"], SEED["client_ms"]
+def _article_lines() -> list[str]:
+    s, c = ARTICLE_FIGURES["server"], ARTICLE_FIGURES["client_ms"]
     names = {"String": "string", "Array": "array", "RecordSet": "mysql result (recordset)"}
-    lines = [f"source: {SEED['article']}", f"setup: {SEED['setup']}"]
+    lines = [f"source: {ARTICLE_FIGURES['article']}", f"setup: {ARTICLE_FIGURES['setup']}"]
     for shape in ("String", "Array", "RecordSet"):
         x = s[shape]
         creation = f"{x['creation_ms']:g} ms (sd {x['creation_sd']:g})" if x["creation_ms"] is not None else "n/a"
@@ -897,13 +897,13 @@ def _seed_lines() -> list[str]:
             + "; ".join(f"{m} {v[0]:g} ms (sd {v[1]:g})" for m, v in c[shape].items())
         )
     lines += [
-        "client machines: " + "; ".join(f"{m}: {d}" for m, d in SEED["client_machines"].items()),
-        f"gzip threshold: Amfphp's default {SEED['gzip_threshold_default']:,} bytes (25*1024), lowered to "
-        f"{SEED['gzip_threshold_used']:,} (5*1024) because the string was about {SEED['string_raw_approx_kb']} KB",
-        f"string splitting on the laptop: {SEED['string_split_extra_laptop_ms']:g} ms longer than the array; extra server time: "
-        f"array {SEED['extra_server_ms']['Array']:g} ms, recordset {SEED['extra_server_ms']['RecordSet']:g} ms",
-        f"comments: on a fast connection ({SEED['fast_link_kbit']:,} kbit/s) the string is still quickest from request to "
-        f"data-ready; gzip saves {SEED['fast_link_saving']}",
+        "client machines: " + "; ".join(f"{m}: {d}" for m, d in ARTICLE_FIGURES["client_machines"].items()),
+        f"gzip threshold: Amfphp's default {ARTICLE_FIGURES['gzip_threshold_default']:,} bytes (25*1024), lowered to "
+        f"{ARTICLE_FIGURES['gzip_threshold_used']:,} (5*1024) because the string was about {ARTICLE_FIGURES['string_raw_approx_kb']} KB",
+        f"string splitting on the laptop: {ARTICLE_FIGURES['string_split_extra_laptop_ms']:g} ms longer than the array; extra server time: "
+        f"array {ARTICLE_FIGURES['extra_server_ms']['Array']:g} ms, recordset {ARTICLE_FIGURES['extra_server_ms']['RecordSet']:g} ms",
+        f"comments: on a fast connection ({ARTICLE_FIGURES['fast_link_kbit']:,} kbit/s) the string is still quickest from request to "
+        f"data-ready; gzip saves {ARTICLE_FIGURES['fast_link_saving']}",
     ]
     return lines
 
@@ -987,9 +987,9 @@ def _tables(report: dict[str, Any]) -> dict[str, Table]:
                 cells.append(fmt_figure(e["total_ms"]) if e else "-")
             ready_rows.append(cells)
     for shape in ("String", "Array", "RecordSet"):
-        cells = [f"article {shape} (its figures)", f"{SEED['server'][shape]['content_length']:,}"]
+        cells = [f"article {shape} (its figures)", f"{ARTICLE_FIGURES['server'][shape]['content_length']:,}"]
         for link in links:
-            e = next((e for e in ready.get("seed", []) if e["shape"] == shape and e["link_mbit"] == link), None)
+            e = next((e for e in ready.get("article", []) if e["shape"] == shape and e["link_mbit"] == link), None)
             cells.append(fmt_figure(e["total_ms"]) if e else "-")
         ready_rows.append(cells)
     ready_table = Table(["case / wire", "bytes"] + [f"{_link(link)} Mbit/s ms" for link in links], ready_rows)
@@ -1018,11 +1018,11 @@ def format_report(report: dict[str, Any]) -> str:
         *text_table(tables["client"].headers, tables["client"].rows),
         "",
         f"time to data-ready, COMPUTED (round trip {report['ready']['rtt_ms']:g} ms): {report['ready']['model']}",
-        f"article rows: {report['ready']['seed_model']}",
+        f"article rows: {report['ready']['article_model']}",
         *text_table(tables["ready"].headers, tables["ready"].rows),
         "",
         "the article's own figures:",
-        *(f"  {line}" for line in _seed_lines()),
+        *(f"  {line}" for line in _article_lines()),
     ]
     found = report.get("findings") or findings(report)
     out += ["", "findings:"]
@@ -1046,9 +1046,9 @@ def sections(report: dict[str, Any]) -> list[Section]:
         return [Section(f"{NAME}: no results", intro="every check failed; see the checks in the JSON report")]
     tables = _tables(report)
     found = report.get("findings") or findings(report)
-    seed = SEED["server"]
+    article = ARTICLE_FIGURES["server"]
     results = report["results"]
-    seed_lines = _seed_lines()
+    article_lines = _article_lines()
 
     server_charts = []
     for version in VERSIONS:
@@ -1059,7 +1059,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
         reference = []
         if version == 0:
             for shape in ("String", "Array", "RecordSet"):
-                x = seed[shape]
+                x = article[shape]
                 reference.append(Bar(f"article {shape} encode", x["encode_ms"], x["encode_ms"] - x["encode_sd"], x["encode_ms"] + x["encode_sd"], "encoding"))
                 if x["creation_ms"] is not None:
                     reference.append(
@@ -1078,8 +1078,8 @@ def sections(report: dict[str, Any]) -> list[Section]:
         reference = []
         if version == 0:
             for shape in ("String", "Array", "RecordSet"):
-                reference.append(Bar(f"article {shape} raw", float(seed[shape]["raw_bytes"]), group="raw"))
-                reference.append(Bar(f"article {shape} gzipped", float(seed[shape]["content_length"]), group="gzip -6"))
+                reference.append(Bar(f"article {shape} raw", float(article[shape]["raw_bytes"]), group="raw"))
+                reference.append(Bar(f"article {shape} gzipped", float(article[shape]["content_length"]), group="gzip -6"))
         wire_charts.append(Chart(f"Bytes on the wire, AMF{version}", "bytes", bars, reference=reference))
     th = report.get("thresholds", [])
     if th:
@@ -1104,7 +1104,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     client_ref = [
         Bar(f"article {shape} client function ({machine})", v[0], max(v[0] - v[1], 0.0), v[0] + v[1], "article")
         for shape in ("String", "Array", "RecordSet")
-        for machine, v in SEED["client_ms"][shape].items()
+        for machine, v in ARTICLE_FIGURES["client_ms"][shape].items()
     ]
     client_chart = Chart("Client: decode and get rows (ms)", "ms", client_bars, log=True, reference=client_ref)
 
@@ -1116,7 +1116,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
             for e in ready["rows"]
             if e["link_mbit"] == link
         ]
-        reference = [Bar(f"article {e['shape']} (its figures)", e["total_ms"], group="article") for e in ready["seed"] if e["link_mbit"] == link]
+        reference = [Bar(f"article {e['shape']} (its figures)", e["total_ms"], group="article") for e in ready["article"] if e["link_mbit"] == link]
         ready_charts.append(
             Chart(f"Time to data-ready at {_link(link)} Mbit/s, RTT {ready['rtt_ms']:g} ms (computed)", "ms", bars, reference=reference)
         )
@@ -1137,7 +1137,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
             ),
             tables=[tables["server"]],
             charts=server_charts,
-            seed=seed_lines[:5],
+            article=article_lines[:5],
             findings=found.get("server", []),
         ),
         Section(
@@ -1148,7 +1148,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
             ),
             tables=[tables["wire"], tables["thresholds"]],
             charts=wire_charts,
-            seed=[seed_lines[i] for i in (2, 3, 4, 9)],
+            article=[article_lines[i] for i in (2, 3, 4, 9)],
             findings=found.get("wire", []),
         ),
         Section(
@@ -1160,15 +1160,15 @@ def sections(report: dict[str, Any]) -> list[Section]:
             ),
             tables=[tables["client"]],
             charts=[client_chart],
-            seed=seed_lines[5:9],
+            article=article_lines[5:9],
             findings=found.get("client", []),
         ),
         Section(
             "tiles: time to data-ready (computed)",
-            intro=f"COMPUTED, not measured: {ready['model']}; round trip {ready['rtt_ms']:g} ms. Article bars: {ready['seed_model']}.",
+            intro=f"COMPUTED, not measured: {ready['model']}; round trip {ready['rtt_ms']:g} ms. Article bars: {ready['article_model']}.",
             tables=[tables["ready"]],
             charts=ready_charts,
-            seed=seed_lines[10:],
+            article=article_lines[10:],
             findings=found.get("ready", []),
         ),
     ]

@@ -93,7 +93,7 @@ def test_messaging_only_handoff(redis_server, tmp_path, capsys):
     (section,) = messaging.sections(report)
     (table,) = section.tables
     assert table.headers[0] == "transport" and len(table.rows) == 2 * len(handoff.TRANSPORTS) + 2  # and the article's two
-    assert any("MessageChannel" in line for line in section.seed)
+    assert any("MessageChannel" in line for line in section.article)
     assert section.charts and section.charts[0].reference
 
 

@@ -84,10 +84,10 @@ def test_quick_run_passes_every_check(tmp_path, capsys):
     for index, message in enumerate(instruments.MESSAGES):
         amf3 = _row(report, "single", message, "amfkit AMF3")["bytes"]
         proto = _row(report, "single", message, pb)["bytes"]
-        seed_amf3 = instruments.SEED["bytes"]["AMF3"][index]
-        seed_pb = instruments.SEED["bytes"]["Protocol Buffers"][index]
-        assert 0.75 * seed_amf3 <= amf3 <= 1.25 * seed_amf3, (message, amf3)
-        assert seed_pb <= proto <= 2.5 * seed_pb, (message, proto)
+        article_amf3 = instruments.ARTICLE_FIGURES["bytes"]["AMF3"][index]
+        article_pb = instruments.ARTICLE_FIGURES["bytes"]["Protocol Buffers"][index]
+        assert 0.75 * article_amf3 <= amf3 <= 1.25 * article_amf3, (message, amf3)
+        assert article_pb <= proto <= 2.5 * article_pb, (message, proto)
         assert 1.5 <= amf3 / proto <= 7, (message, amf3, proto)
         assert _row(report, "single", message, "amfkit AMF0")["bytes"] > amf3
         # Many in one packet: AMF3's traits and strings are sent once, so a message costs
@@ -106,7 +106,7 @@ def test_quick_run_passes_every_check(tmp_path, capsys):
     sections = instruments.sections(report)
     assert len(sections) == 2 and all(isinstance(s, model.Section) for s in sections)
     single, packet = sections
-    assert single.seed and any("198 / 290 / 371" in line for line in single.seed)
+    assert single.article and any("198 / 290 / 371" in line for line in single.article)
     assert single.findings and packet.findings
     assert [len(c.reference) for c in single.charts] == [6, 6, 6]
     for section in sections:

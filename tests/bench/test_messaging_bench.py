@@ -45,7 +45,7 @@ def test_quick_messaging_benchmark(tmp_path, capsys):
     assert "amfkit bench messaging: 5 consumers" in text and "goals:" in text and "CometD" in text
     (section,) = messaging.sections(report)
     assert len(section.tables[0].rows) == 4 and len(section.tables[1].rows) == 12  # per channel; per channel and phase
-    assert section.charts and any("hundred messages per second" in line for line in section.seed)
+    assert section.charts and any("hundred messages per second" in line for line in section.article)
     assert any("CometD" in line for line in section.findings)
     assert any("NOT met" in f or "(met)" in f for f in section.findings)
 

@@ -154,14 +154,14 @@ def test_chart_svg_keeps_dollars_literal_and_prefixes_ids():
         "ms",
         [Bar("a $x$", 2.0, 1.5, 2.5, group="one"), Bar("b", 40.0, 39.0, 41.0, group="two")],
         log=True,
-        reference=[Bar("seed figure", 160.0, group="seed")],
+        reference=[Bar("article figure", 160.0, group="article")],
     )
     svg = report.chart_svg(chart, ident="t1")
     assert svg.startswith("<svg ") and svg.endswith("</svg>")
     assert "<?xml" not in svg and "<metadata" not in svg and "http" not in svg
     assert "a $x$" in svg  # drawn as written, not as math
     assert "&lt;b&gt;" in svg
-    assert "seed figure (article)" in svg
+    assert "article figure (article)" in svg
     assert "the article (its own machine)" in svg  # the legend names the hatched bars
     ids = re.findall(r'\bid="([^"]+)"', svg)
     assert ids and all(i.startswith("t1-") for i in ids)
@@ -214,7 +214,7 @@ def test_fmt_number():
 # --------------------------------------------------------------------------- sections
 
 
-def test_codec_sections_put_the_seed_graph_first_with_findings():
+def test_codec_sections_put_the_article_graph_first_with_findings():
     rep = _codec_report()
     sections = codec.sections(rep)
     assert [s.title for s in sections] == ["complex graph, 50 items", "static graph, 50 items"]
@@ -225,16 +225,16 @@ def test_codec_sections_put_the_seed_graph_first_with_findings():
     for bar in encode.bars:
         assert bar.low is not None and bar.high is not None and bar.low <= bar.value <= bar.high
     assert encode.reference == []  # the article's figures are for 10,000 items, not 50
-    assert any("0.6b2 ext: encode AMF3 0.163 s" in line for line in complex_.seed)
-    assert any("Not charted" in line for line in complex_.seed)
+    assert any("0.6b2 ext: encode AMF3 0.163 s" in line for line in complex_.article)
+    assert any("Not charted" in line for line in complex_.article)
     assert any(f.startswith("AMF3 writes complex-50 in") for f in complex_.findings)
     assert "not run: py3amf" in complex_.intro
 
 
-def test_codec_sections_chart_the_seed_figures_at_its_size():
+def test_codec_sections_chart_the_article_figures_at_its_size():
     rep = _codec_report()
     for row in rep["results"]:
-        row["size"] = codec.SEED_SIZE
+        row["size"] = codec.ARTICLE_SIZE
     sections = codec.sections(rep)
     encode, decode = sections[0].charts[:2]
     assert [b.value for b in encode.reference] == pytest.approx([163.156, 234.642, 1764.296, 2063.210])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from amfkit_bench import model, tiles
+from amfkit_bench import model, results, tiles
 
 
 def test_quick_tiles_benchmark(tmp_path, capsys):
@@ -62,8 +62,20 @@ def test_quick_tiles_benchmark(tmp_path, capsys):
     charts = [chart for s in sections for chart in s.charts]
     assert charts and all(chart.bars for chart in charts)
     assert any(chart.reference for chart in charts)  # the article's figures beside ours
-    assert any(s.seed for s in sections) and any(s.findings for s in sections)
+    assert any(s.article for s in sections) and any(s.findings for s in sections)
     json.dumps([model.to_dict(s) for s in sections])  # JSON-ready
 
     text = capsys.readouterr().out
     assert "amfkit bench tiles" in text and "COMPUTED" in text
+
+    # A results file of format 1 (the article's figures under "seed") reads as format 2:
+    # the same sections as from the report written now.
+    old = json.loads(out.read_text())
+    old["seed"] = old.pop("article_figures")
+    old["ready"]["seed"], old["ready"]["seed_model"] = old["ready"].pop("article"), old["ready"].pop("article_model")
+    file_v1 = tmp_path / "results-v1.json"
+    file_v1.write_text(json.dumps(results.build_results({"tiles": old}) | {"format_version": 1}))
+    read = results.load_results(str(file_v1))
+    assert read["format_version"] == results.RESULTS_FORMAT == 2
+    assert read["experiments"]["tiles"] == report
+    assert [model.to_dict(s) for s in tiles.sections(read["experiments"]["tiles"])] == [model.to_dict(s) for s in sections]
