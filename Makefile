@@ -31,7 +31,7 @@ BUILD_INPUTS := Cargo.toml $(wildcard Cargo.lock) pyproject.toml $(RUST_SOURCES)
 # Rebuild whenever the extension module is missing (after `make clean`, say).
 EXTENSION := $(wildcard python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd)
 
-# Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick`.
+# Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick` or `ARGS='codec --quick'` (experiment names first).
 PYTEST_ARGS ?=
 ARGS ?=
 
@@ -201,8 +201,8 @@ fuzz-python: build ## the Python-layer targets (tests/support/fuzz_targets.py) u
 	done
 
 .PHONY: bench
-bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick')
-	$(VENV)/bin/amfkit bench --json out/bench.json --report out/bench.html $(ARGS)
+bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick', ARGS='codec --quick')
+	$(VENV)/bin/amfkit bench $(ARGS) --json out/bench.json --report out/bench.html
 
 .PHONY: bench-deps
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing

@@ -27,7 +27,7 @@ from .text import machine_lines, text_table
 NAME = "assets"
 #: The article this experiment reproduces (docs/benchmarks.md).
 ARTICLE = "the file storage article"
-SUMMARY = "the file storage article: 10 images x 100 loops from every asset backend through amfkit vs nginx serving the files"
+SUMMARY = f"10 images x 100 loops ({ARTICLE}) from every asset backend through amfkit vs nginx serving the files"
 
 PREFIX = "/assets/"
 
