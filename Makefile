@@ -242,7 +242,7 @@ lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/am
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
-	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+	find python bench tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
 distclean: clean ## clean, and remove .venv: back to a fresh clone
