@@ -31,7 +31,7 @@ BUILD_INPUTS := Cargo.toml $(wildcard Cargo.lock) pyproject.toml $(RUST_SOURCES)
 # Rebuild whenever the extension module is missing (after `make clean`, say).
 EXTENSION := $(wildcard python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd)
 
-# Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick`.
+# Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick` or `ARGS='codec --quick'` (experiment names first).
 PYTEST_ARGS ?=
 ARGS ?=
 
@@ -41,10 +41,10 @@ help: ## show this help
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-zA-Z0-9_-]+:[^#]*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: venv
-venv: $(VENV_STAMP) ## create .venv and install the build and dev tools (redone only when pyproject.toml changes)
+venv: $(VENV_STAMP) ## create .venv and install the build and dev tools and the benchmark lab, bench/ (redone when their lists change)
 	@true
 
-$(VENV_STAMP): pyproject.toml requirements-dev.txt
+$(VENV_STAMP): pyproject.toml requirements-dev.txt bench/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || { \
 	  echo "error: amfkit needs Python 3.9 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
 	@if [ ! -x $(VPY) ] || ! $(VPY) -c 'import pip' >/dev/null 2>&1; then \
@@ -56,6 +56,9 @@ $(VENV_STAMP): pyproject.toml requirements-dev.txt
 	fi
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -r requirements-dev.txt
+	@# The benchmark lab (`amfkit bench`), editable; its dependencies are in the list above
+	@# and amfkit is the one maturin builds here, never one from the index.
+	$(VPY) -m pip install --quiet --no-deps -e ./bench
 	@touch $@
 
 .PHONY: build
@@ -198,8 +201,8 @@ fuzz-python: build ## the Python-layer targets (tests/support/fuzz_targets.py) u
 	done
 
 .PHONY: bench
-bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick')
-	$(VENV)/bin/amfkit bench --json out/bench.json --report out/bench.html $(ARGS)
+bench: build bench-deps ## build, then every benchmark: out/bench.json and the HTML report out/bench.html (ARGS='--quick', ARGS='codec --quick')
+	$(VENV)/bin/amfkit bench $(ARGS) --json out/bench.json --report out/bench.html
 
 .PHONY: bench-deps
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
@@ -230,7 +233,7 @@ js-test: js-deps ## the TypeScript codec's own tests (node's test runner over fi
 	cd js && npm test --silent
 
 .PHONY: lint
-lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit
+lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench
 	$(CARGO) fmt --all -- --check
 	PYO3_PYTHON=$(VENV_ABS)/bin/python $(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(VPY) -m mypy
@@ -239,7 +242,7 @@ lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/am
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
-	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+	find python bench tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
 distclean: clean ## clean, and remove .venv: back to a fresh clone

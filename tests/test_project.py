@@ -47,6 +47,30 @@ def test_dev_requirements_match_pyproject(repo_root):
     assert project["project"]["dependencies"] == []
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
+def test_the_bench_distribution_is_released_with_amfkit_and_installed_by_make(repo_root):
+    """bench/ (amfkit-bench) has the version of amfkit (the Cargo workspace's) and pins
+    amfkit to it, amfkit's `bench` extra pins it back; `make venv` installs it without its
+    dependencies, so every one of them (amfkit's extras' too) must be in the dev list."""
+    import tomllib
+
+    version = tomllib.loads((repo_root / "Cargo.toml").read_text())["workspace"]["package"]["version"]
+    amfkit_project = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]
+    bench_project = tomllib.loads((repo_root / "bench" / "pyproject.toml").read_text())["project"]
+    extras, dev = amfkit_project["optional-dependencies"], amfkit_project["optional-dependencies"]["dev"]
+    assert bench_project["name"] == "amfkit-bench" and bench_project["version"] == version
+    assert extras["bench"] == [f"amfkit-bench=={version}"]
+    (amfkit_req,) = [r for r in bench_project["dependencies"] if re.match(r"amfkit\b(?!-)", r)]
+    wanted = re.fullmatch(r"amfkit\[([a-z,]+)\]==(\S+)", amfkit_req)
+    assert wanted and wanted.group(2) == version, amfkit_req
+    needed = [r for r in bench_project["dependencies"] if r != amfkit_req]
+    for extra in wanted.group(1).split(","):
+        needed += extras[extra]
+    assert sorted(set(needed) - set(dev)) == []
+    makefile = (repo_root / "Makefile").read_text()
+    assert "pip install --quiet --no-deps -e ./bench" in makefile
+
+
 # -- the documentation's examples -----------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 // The browser-side speed of the codec, measured in Node: encode and decode the AMFBench
-// "complex" graph (python/amfkit/benchlab/graphs.py, 10,000 nodes by default) as AMF3
+// "complex" graph (bench/amfkit_bench/graphs.py, 10,000 nodes by default) as AMF3
 // and AMF0, against JSON.stringify / JSON.parse of the same data (the plain copy: JSON
 // has no classes and no references). Every variant's output is checked before it is
 // timed; each figure is the median of the timed runs (with the fastest).
@@ -88,7 +88,7 @@ function main() {
   if (json !== undefined) {
     const results = {
       graph: `complex-${n}`,
-      source: "python/amfkit/benchlab/graphs.py build_complex, built in JS by js/bench/graphs.mjs",
+      source: "bench/amfkit_bench/graphs.py build_complex, built in JS by js/bench/graphs.mjs",
       node: process.version,
       runs,
       rows: rows.map(([name, size, e, d]) => ({

@@ -1,5 +1,5 @@
 // The AMFBench "complex" graph of the PyAMF speed article, as
-// python/amfkit/benchlab/graphs.py builds it (build_complex): `n` typed Node objects,
+// bench/amfkit_bench/graphs.py builds it (build_complex): `n` typed Node objects,
 // each with a null, a small array, a small object, a shared string, an int, a float, a
 // non-ASCII string, a sub-object and a second reference to that same sub-object.
 

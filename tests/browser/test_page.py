@@ -178,7 +178,7 @@ def test_lists_the_demo_services(watched: Watched) -> None:
     # A docstring's example fills the form.
     page.fill("#filter", "")
     page.click('button.method[data-method="AssetService.download"]')
-    assert page.input_value("#param-name") == "seed002/01.png"
+    assert page.input_value("#param-name") == "images/01.png"
 
 
 def test_a_method_from_the_url(browser: Any, demo_url: str) -> None:

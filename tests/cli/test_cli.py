@@ -485,18 +485,60 @@ def test_bench_dispatches_to_the_suite(monkeypatch):
         seen.append(argv)
         return 0
 
-    fake = types.ModuleType("amfkit.benchlab.codec")
+    fake = types.ModuleType("amfkit_bench.codec")
     fake.main = fake_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "amfkit.benchlab.codec", fake)
+    monkeypatch.setitem(sys.modules, "amfkit_bench.codec", fake)
     assert main(["bench", "codec", "--quick", "--size", "100"]) == 0
     assert seen == [["--quick", "--size", "100"]]
 
 
-def test_bench_without_the_lab_is_a_clean_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "amfkit.benchlab.codec", None)  # import fails
+def test_bench_with_an_experiment_that_cannot_load_is_a_clean_error(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "amfkit_bench.codec", None)  # import fails
     assert main(["bench", "codec"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("amfkit bench: cannot load amfkit.benchlab.codec")
+    assert err.startswith("amfkit bench: cannot load amfkit_bench.codec")
+
+
+def test_the_command_line_does_not_import_the_lab(python_exe, python_env):
+    """The lab (amfkit-bench) is imported by `amfkit bench` only: not by importing the
+    command line, building its parser or printing its help."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from amfkit.cli.main import build_parser, main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    try: main(['--help'])\n"
+        "    except SystemExit: pass\n"
+        "assert 'bench' in out.getvalue(), out.getvalue()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('amfkit_bench')))\n"
+    )
+    r = subprocess.run([python_exe, "-c", code], capture_output=True, env=python_env, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode().strip() == "[]"
+
+
+def test_bench_without_the_lab_installed_says_how_to_install_it(python_exe, python_env):
+    """Without site-packages (`python -S`, the source tree's python/ on the path) amfkit
+    is there and amfkit-bench is not: `amfkit bench` says in one line how to get it, and
+    `amfkit --help` still lists the command."""
+    for args in (["bench"], ["bench", "--list"], ["bench", "codec", "--quick"], ["bench", "--help"]):
+        r = subprocess.run([python_exe, "-S", "-m", "amfkit", *args], capture_output=True, env=python_env, timeout=60)
+        err = r.stderr.decode()
+        assert r.returncode == 1, (args, r.stdout, err)
+        assert err == "amfkit bench: the benchmark lab is not installed: pip install amfkit-bench (in a checkout of amfkit: make venv)\n"
+    r = subprocess.run([python_exe, "-S", "-m", "amfkit", "--help"], capture_output=True, env=python_env, timeout=60)
+    assert r.returncode == 0 and re.search(r"^\s+bench\s+run the benchmark experiments", r.stdout.decode(), re.M)
+
+
+def test_bench_with_a_lab_that_cannot_import_names_why(monkeypatch, capsys):
+    """amfkit-bench installed but one of its own imports failing is not "not installed"."""
+    import amfkit_bench.runner  # noqa: F401  (the real lab: then make its runner fail)
+
+    monkeypatch.delitem(sys.modules, "amfkit_bench.runner")
+    monkeypatch.setitem(sys.modules, "amfkit_bench.model", None)
+    assert main(["bench", "--list"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("amfkit bench: cannot load the benchmark lab: ") and "amfkit_bench.model" in err
+    assert err.count("\n") == 1
 
 
 def test_version(python_exe, python_env):

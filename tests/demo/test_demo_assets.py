@@ -1,5 +1,5 @@
-"""The demo's asset store: the file storage article's files put at startup (once), served
-at GET /assets/seed002/NN.png by the demo gateway in process, `AssetService` upload ->
+"""The demo's asset store: the file storage article's images put at startup (once),
+served at GET /assets/images/NN.png by the demo gateway in process, `AssetService` upload ->
 download -> list through the gateway as an AMF3 client, its limits, and where the folder
 is (one per port for `amfkit serve --demo`)."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from amfkit.assets import AssetStore
 from amfkit.cli.main import main
-from amfkit.demo import app as demo_app, assets as demo_assets, storage_files
+from amfkit.demo import app as demo_app, assets as demo_assets, images
 from amfkit.demo.assets import MAX_UPLOAD, MAX_UPLOADS, AssetService
 from amfkit.remoting.client import AsyncClient
 from amfkit.remoting.services import Fault, Services
@@ -38,37 +38,37 @@ def run(gateway, fn):
     return asyncio.run(with_http(gateway, fn))
 
 
-# -- the file storage article's files -----------------------------------------------------
+# -- the demo's images ---------------------------------------------------------------------
 
 
-def test_seed_files_are_put_once_then_only_when_changed(tmp_path):
+def test_the_images_are_put_once_then_only_when_changed(tmp_path):
     folder = tmp_path / "assets"
     store = demo_assets.open_store(folder)  # seeds
-    files = storage_files.files()
-    assert list(store.names("seed002/")) == [name for name, _ in files]
+    files = images.files()
+    assert list(store.names("images/")) == [name for name, _ in files]
     assert all(store.get(name) == data for name, data in files)
     stamps = {name: store.stat(name).etag for name, _ in files}
 
     assert demo_assets.seed(store) == 0  # all there: nothing put
-    (folder / "seed002" / "03.png").write_bytes(b"damaged")
-    (folder / "seed002" / "07.png").unlink()
+    (folder / "images" / "03.png").write_bytes(b"damaged")
+    (folder / "images" / "07.png").unlink()
     assert demo_assets.seed(AssetStore.open(str(folder))) == 2
-    assert store.get("seed002/03.png") == files[2][1] and store.get("seed002/07.png") == files[6][1]
-    assert all(store.stat(name).etag == stamps[name] for name, _ in files if name not in ("seed002/03.png", "seed002/07.png"))
+    assert store.get("images/03.png") == files[2][1] and store.get("images/07.png") == files[6][1]
+    assert all(store.stat(name).etag == stamps[name] for name, _ in files if name not in ("images/03.png", "images/07.png"))
     store.close()
 
 
-def test_the_gateway_serves_the_seed_files(demo):
+def test_the_gateway_serves_the_images(demo):
     gateway, _ = demo
-    first_name, first = storage_files.files()[0]
-    last_name, last = storage_files.files()[-1]
+    first_name, first = images.files()[0]
+    last_name, last = images.files()[-1]
 
     async def go(http, _client):
-        return await http.get(f"/assets/{first_name}"), await http.get(f"/assets/{last_name}"), await http.get("/assets/seed002/11.png")
+        return await http.get(f"/assets/{first_name}"), await http.get(f"/assets/{last_name}"), await http.get("/assets/images/11.png")
 
     r, r_last, missing = run(gateway, go)
     assert r.status_code == 200 and r.content == first and r.headers["content-type"] == "image/png"
-    assert first_name == "seed002/01.png" and len(first) == 891
+    assert first_name == "images/01.png" and len(first) == 891
     assert r_last.status_code == 200 and r_last.content == last and len(last) == 55_242
     assert missing.status_code == 404
 
@@ -78,13 +78,13 @@ def test_the_gateway_serves_the_seed_files(demo):
 
 def test_upload_download_list_through_the_gateway(demo):
     gateway, folder = demo
-    png = storage_files.png(300, seed=5)
+    png = images.png(300, seed=5)
 
     async def go(http, client):
         meta = await client.AssetService.upload("pics/mine.png", png)
         text = await client.AssetService.upload("uploads/notes.txt", "h\u00e9llo", "text/plain; charset=utf-8")
         down = await client.AssetService.download("uploads/pics/mine.png")
-        seed = await client.AssetService.download("seed002/02.png")
+        seed = await client.AssetService.download("images/02.png")
         listed = await client.AssetService.list("uploads/")
         everything = await client.AssetService.list()
         served = await http.get("/assets/uploads/pics/mine.png")
@@ -94,10 +94,10 @@ def test_upload_download_list_through_the_gateway(demo):
     assert set(meta) == {"name", "size", "etag", "modified", "content_type"}
     assert meta["name"] == "uploads/pics/mine.png" and meta["size"] == 300 and meta["content_type"] == "image/png"
     assert text["name"] == "uploads/notes.txt" and text["size"] == 6 and text["content_type"] == "text/plain; charset=utf-8"
-    assert bytes(down) == png and bytes(seed) == storage_files.files()[1][1]
+    assert bytes(down) == png and bytes(seed) == images.files()[1][1]
     assert [d["name"] for d in listed] == ["uploads/notes.txt", "uploads/pics/mine.png"]
     assert listed[1] == meta
-    assert [d["name"] for d in everything] == sorted([n for n, _ in storage_files.files()] + ["uploads/notes.txt", "uploads/pics/mine.png"])
+    assert [d["name"] for d in everything] == sorted([n for n, _ in images.files()] + ["uploads/notes.txt", "uploads/pics/mine.png"])
     assert served.status_code == 200 and served.content == png and served.headers["content-type"] == "image/png"
     assert (folder / "uploads" / "pics" / "mine.png").read_bytes() == png
 
@@ -128,7 +128,7 @@ def test_upload_limits_through_the_gateway(demo):
         faults = {}
         for key, call in {
             "too large": client.AssetService.upload("big.bin", b"\0" * (MAX_UPLOAD + 1)),
-            "escape": client.AssetService.upload("../seed002/01.png", b"x"),
+            "escape": client.AssetService.upload("../images/01.png", b"x"),
             "hidden": client.AssetService.upload(".secret", b"x"),
             "type": client.AssetService.upload("a.bin", b"x", "not a type"),
             "missing": client.AssetService.download("uploads/none.bin"),
@@ -148,12 +148,12 @@ def test_upload_limits_through_the_gateway(demo):
     assert faults["missing"].code == "Asset.NotFound" and faults["missing"].message == "no asset 'uploads/none.bin'"
     assert faults["bad name"].code == "Asset.InvalidName"
     assert largest["size"] == MAX_UPLOAD
-    assert not (folder / "uploads" / "big.bin").exists() and (folder / "seed002" / "01.png").read_bytes() == storage_files.files()[0][1]
+    assert not (folder / "uploads" / "big.bin").exists() and (folder / "images" / "01.png").read_bytes() == images.files()[0][1]
 
 
 def test_only_the_newest_uploads_are_kept(tmp_path):
     store = AssetStore.open(str(tmp_path / "a"), fsync=False)
-    store.put("seed002/01.png", b"not an upload")
+    store.put("images/01.png", b"not an upload")
     services = Services({"AssetService": AssetService(store, max_uploads=3)})
 
     def upload(name):
@@ -162,7 +162,7 @@ def test_only_the_newest_uploads_are_kept(tmp_path):
 
     for n in range(5):
         upload(f"{n}.bin")
-    assert list(store.names()) == ["seed002/01.png", "uploads/2.bin", "uploads/3.bin", "uploads/4.bin"]
+    assert list(store.names()) == ["images/01.png", "uploads/2.bin", "uploads/3.bin", "uploads/4.bin"]
     upload("uploads/2.bin")  # a replacement is no new upload
     assert list(store.names("uploads/")) == ["uploads/2.bin", "uploads/3.bin", "uploads/4.bin"]
     upload("5.bin")  # the oldest goes: 2.bin, replaced, is now the newest but one

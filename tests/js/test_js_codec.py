@@ -26,7 +26,7 @@ import pytest
 
 import amfkit
 from amfkit import amf0, amf3
-from amfkit.benchlab import graphs
+from amfkit_bench import graphs
 from amfkit.remoting import messages, packet
 
 import canonical  # tests/support/canonical.py
@@ -217,7 +217,7 @@ def test_node_packets(from_node):
 
 def test_node_writes_the_bench_graph_as_amfkit_does(from_node):
     """The AMFBench complex graph built in JS (js/bench/graphs.mjs) and in Python
-    (benchlab/graphs.py): the same bytes from both writers, string, traits and object
+    (amfkit_bench/graphs.py): the same bytes from both writers, string, traits and object
     references alike."""
     amfkit.register_class(graphs.Node, "org.amfkit.bench.Node")
     try:

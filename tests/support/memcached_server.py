@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from amfkit.benchlab import daemons
+from amfkit_bench import daemons
 
 __all__ = ["MemcachedServer", "find_memcached", "memcached_server", "start_memcached"]
 

@@ -40,8 +40,8 @@ with warnings.catch_warnings():
     pyamf.xml.is_xml(None)
 
 import amfkit
-from amfkit.benchlab.graphdiff import first_difference
-from amfkit.benchlab.peers import register_amfkit, register_py3amf
+from amfkit.diff import first_difference
+from amfkit_bench.peers import register_amfkit, register_py3amf
 
 __all__ = [
     "AMF0",
@@ -242,7 +242,7 @@ def assert_same_graph(expected: Any, actual: Any) -> None:
     containers member by member, and sharing must match: a container that occurs twice
     (or inside itself) in ``expected`` must be one object in ``actual`` too, and vice
     versa. The failure message names the path, like ``$[1].a``. (``from_py3amf`` first
-    for a graph Py3AMF decoded: this is ``amfkit.benchlab.graphdiff``'s comparison by
+    for a graph Py3AMF decoded: this is ``amfkit.diff``'s comparison by
     meaning, ``exact=False``.)
     """
     problem = first_difference(expected, actual, exact=False)
@@ -263,7 +263,7 @@ def registered(
 ) -> Iterator[type]:
     """Register ``cls`` under ``alias`` with amfkit and with Py3AMF for a ``with`` block.
 
-    ``static`` and ``dynamic`` are given to both (``amfkit.benchlab.peers``, which the
+    ``static`` and ``dynamic`` are given to both (``amfkit_bench.peers``, which the
     benchmarks use too). Py3AMF reads these options from a ``class __amf__`` on the class;
     here they are set on the (lazily compiled) alias object its ``register_class``
     returns, so the test classes stay plain. Py3AMF writes static members in sorted order

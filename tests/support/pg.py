@@ -5,7 +5,7 @@
     def test_something(postgres):
         with psycopg.connect(postgres.conninfo) as conn: ...
 
-The server is `amfkit.benchlab.daemons.postgres` (the benchmarks start theirs the same
+The server is `amfkit_bench.daemons.postgres` (the benchmarks start theirs the same
 way): `initdb` and `pg_ctl` from the installed server (Debian's /usr/lib/postgresql/N/bin,
 `pg_config --bindir`, or PATH), listening on 127.0.0.1 on a free port with its socket in
 the temporary directory, trust authentication for the user `amfkit`, and durability off
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from amfkit.benchlab import daemons
-from amfkit.benchlab.daemons import PgServer, find_bindir
+from amfkit_bench import daemons
+from amfkit_bench.daemons import PgServer, find_bindir
 
 __all__ = ["PgServer", "find_bindir", "postgres", "start_postgres"]
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from amfkit.benchlab import daemons
+from amfkit_bench import daemons
 
 __all__ = ["RedisServer", "find_redis_server", "redis_server", "start_redis"]
 

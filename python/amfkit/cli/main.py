@@ -19,21 +19,20 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 PROG = "amfkit"
-# The experiments registered in amfkit.benchlab (importing it imports no peer library).
-from ..benchlab import EXPERIMENTS as _EXPERIMENTS  # noqa: E402
 from .._text import MAX_MESSAGE, clip, shown  # noqa: E402
 from ..serving import DEFAULT_SERVER, SERVERS  # noqa: E402
 from .errors import CLIError  # noqa: E402
 from .files import input_name, read_input, write_output  # noqa: E402
 
-BENCH_SUITES = tuple(_EXPERIMENTS)
+#: How to get the benchmark lab, a distribution of its own (bench/ in amfkit's repository).
+BENCH_INSTALL = "pip install amfkit-bench (in a checkout of amfkit: make venv)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:
-        # The benchlab runner parses its own command line (experiment names, options for
+        # The lab's runner parses its own command line (experiment names, options for
         # them, --list, --help, `compare`): argparse would take their options for its own.
         args = argparse.Namespace(command="bench", args=argv[1:], func=cmd_bench)
     else:
@@ -170,12 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="run the benchmark experiments (amfkit.benchlab), or compare two runs",
+        help="run the benchmark experiments (the amfkit-bench lab), or compare two runs",
         description=(
             "amfkit bench [EXPERIMENT ...] [--quick] [--json PATH] [--report PATH]: run the "
-            "experiments (all of them by default; " + ", ".join(BENCH_SUITES) + "); "
-            "amfkit bench --list; amfkit bench compare A.json B.json. "
-            "`amfkit bench --help` tells more."
+            "experiments (all of them by default); amfkit bench --list; "
+            "amfkit bench compare A.json B.json. `amfkit bench --help` tells more. "
+            "The lab is a distribution of its own: " + BENCH_INSTALL + "."
         ),
         add_help=False,
     )
@@ -492,9 +491,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench(argv: list[str]) -> int:
-    """`amfkit bench ...`: handed whole to the benchlab runner (its own options and --help)."""
-    from ..benchlab.runner import main as bench_main
-
+    """`amfkit bench ...`: handed whole to the lab's runner (its own options and --help);
+    one line saying how to install the lab when it is not."""
+    try:
+        from amfkit_bench.runner import main as bench_main
+    except ImportError as e:
+        if e.name == "amfkit_bench":
+            raise CLIError(f"the benchmark lab is not installed: {BENCH_INSTALL}") from None
+        raise CLIError(f"cannot load the benchmark lab: {e}") from None
     return bench_main(argv)
 
 

@@ -2,8 +2,7 @@
 
 - `app`: the demo gateway (`amfkit serve --demo`, `make run`);
 - `services`: its services; `data`: their SQLite tile database; `assets`: its asset
-  folder (the file storage article's images, from `storage_files`, and uploads) and
-  `AssetService`;
+  folder (the file storage article's images, `images`; uploads) and `AssetService`;
 - `tour`: the codec on a sample graph and on `fixtures/` (`python -m amfkit.demo`,
   `make demo`).
 

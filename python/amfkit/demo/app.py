@@ -2,8 +2,8 @@
 
 `build(db_path=None, *, debug=False, feed=False, assets=None, **options)` makes a new one
 (`options` go to `Gateway`), with the demo's messaging destinations `prices` and `chat`
-(`amfkit.demo.live`) and its asset store (`amfkit.demo.assets`: the file storage article's
-images and uploads, at GET /assets/NAME; `assets` is a store or a folder, by default
+(`amfkit.demo.live`) and its asset store (`amfkit.demo.assets`: the file storage article's images
+and uploads, at GET /assets/NAME; `assets` is a store or a folder, by default
 `amfkit.demo.assets.default_path(db_path=db_path)`); `feed` starts the live price feed. `app` is the one `amfkit serve
 --demo` serves (`amfkit.demo.app:app`), built on first access, feed running: its database
 is at `AMFKIT_DEMO_DB` when set, else at `data.default_path()`, its asset folder at

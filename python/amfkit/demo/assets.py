@@ -1,5 +1,5 @@
 """The demo's asset store: a folder of named files the demo gateway serves at
-GET /assets/NAME, holding the file storage article's ten PNG files (`amfkit.demo.storage_files`,
+GET /assets/NAME, holding the file storage article's ten PNG files (`amfkit.demo.images`,
 put at startup when missing or different) and what clients upload through
 `AssetService` (under uploads/, at most 1 MiB each, the 100 newest kept).
 
@@ -21,7 +21,7 @@ from ..assets import Asset, AssetError, AssetNotFound, AssetStore, check_name
 from ..assets.names import check_content_type
 from ..assets.store import guess_type
 from ..remoting.services import Fault
-from . import data as demo_data, storage_files
+from . import data as demo_data, images
 
 __all__ = [
     "ENV",
@@ -68,10 +68,10 @@ def open_store(where: AssetStore | str | os.PathLike[str]) -> AssetStore:
 
 
 def seed(store: AssetStore) -> int:
-    """Put the file storage article's files that are missing or different; returns how many were put.
+    """Put the demo's images that are missing or different; returns how many were put.
     Puts are atomic, so workers starting together may all do it."""
     put = 0
-    for name, data in storage_files.files():
+    for name, data in images.files():
         try:
             same = store.stat(name).size == len(data) and store.get(name) == data
         except AssetNotFound:
@@ -99,8 +99,8 @@ class AssetService:
 
         AssetService.upload("notes/hi.txt", ByteArray(b"hello"))
             -> {name: "uploads/notes/hi.txt", size: 5, etag, modified, content_type: "text/plain"}
-        AssetService.download("seed002/01.png")   -> a ByteArray of 891 bytes
-        AssetService.list("seed002/")             -> [{name: "seed002/01.png", size: 891, ...}, ...]
+        AssetService.download("images/01.png")    -> a ByteArray of 891 bytes
+        AssetService.list("images/")              -> [{name: "images/01.png", size: 891, ...}, ...]
     """
 
     def __init__(self, store: AssetStore, *, max_upload: int = MAX_UPLOAD, max_uploads: int = MAX_UPLOADS) -> None:
@@ -135,7 +135,7 @@ class AssetService:
         return metadata(asset)
 
     async def download(self, name: str) -> Asset:
-        """The asset NAME (seed002/01.png, uploads/...): its bytes, as a ByteArray (the
+        """The asset NAME (images/01.png, uploads/...): its bytes, as a ByteArray (the
         fault Asset.NotFound when there is none)."""
         return await self.store.aload(name)
 
