@@ -23,6 +23,7 @@
 pub mod amf0;
 pub mod amf3;
 pub mod date;
+pub mod decoder;
 pub mod error;
 pub mod flex;
 pub mod limits;
@@ -36,9 +37,10 @@ pub mod value;
 pub mod visit;
 pub mod write;
 
+pub use decoder::Decoder;
 pub use error::{Error, ErrorKind, PathSegment, Result};
 pub use limits::Limits;
-pub use read::{Bytes, Decoder};
+pub use read::Bytes;
 pub use value::{Traits, Value, ValueVisitor};
 pub use visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 pub use write::{Encoder, Output};

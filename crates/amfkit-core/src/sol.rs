@@ -29,9 +29,9 @@
 //! - A member name that repeats is kept as it is (the [`Sol`] model is a list); models
 //!   that map names to values keep the last value.
 
+use crate::decoder::Decoder;
 use crate::error::{Error, ErrorKind, PathSegment, Result};
 use crate::limits::Limits;
-use crate::read::Decoder;
 use crate::value::{Value, ValueVisitor, ValueWriter};
 use crate::visit::Visitor;
 use crate::write::Encoder;

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use crate::amf3::marker as m3;
+use crate::decoder::Decoder;
 use crate::error::{Error, PathSegment, Result};
 use crate::limits::Limits;
-use crate::read::Decoder;
 use crate::visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 use crate::write::Encoder;
 

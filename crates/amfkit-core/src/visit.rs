@@ -5,9 +5,13 @@
 //! or Python objects in the bindings crate). References, string tables, trait tables,
 //! limits and bounds checks all live in the reader, so a data model never deals with
 //! them: it sees finished strings, resolved traits and already-built shared values.
+//!
+//! The one method that is handed the [`Decoder`] is [`Visitor::object_external`]; the
+//! decoder in turn is generic over the visitor, so this module and `decoder.rs` name
+//! each other (one contract from its two sides: see `decoder.rs`).
 
+use crate::decoder::Decoder;
 use crate::error::Result;
-use crate::read::Decoder;
 
 /// The two kinds of XML text AMF carries, both kept as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,8 +4,8 @@ use std::rc::Rc;
 
 use super::marker as m;
 use crate::amf3::read::bad_reference;
+use crate::decoder::Decoder;
 use crate::error::{Error, ErrorKind, PathSegment, Result};
-use crate::read::Decoder;
 use crate::visit::{ArrayKind, TraitsDef, Visitor, XmlKind};
 
 /// Keys and string values up to this many bytes are made once per stream (AMF0 has no

@@ -3,8 +3,8 @@
 use std::rc::Rc;
 
 use super::marker as m;
+use crate::decoder::{Decoder, TraitsEntry};
 use crate::error::{clip, Error, ErrorKind, PathSegment, Result, MAX_SHOWN};
-use crate::read::{Decoder, TraitsEntry};
 use crate::visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 
 /// A U29 header of a referenceable value: either a reference or an inline length.

@@ -7,9 +7,9 @@
 //! the writer always writes the real length. Each header and each body is its own
 //! reference context.
 
+use crate::decoder::Decoder;
 use crate::error::{Error, ErrorKind, PathSegment, Result};
 use crate::limits::Limits;
-use crate::read::Decoder;
 use crate::visit::Visitor;
 use crate::write::Encoder;
 

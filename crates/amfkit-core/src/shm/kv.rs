@@ -11,9 +11,10 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use super::hash::{check32, hash64};
 use super::layout::{
-    Layout, Map, H_KV_TOMBS, H_KV_USED, KEY_MAX, KEY_STRIDE, K_CHECK, K_KEY, K_KEY_LEN,
-    K_VALUE_LEN, TAG_BYTES,
+    Layout, H_KV_TOMBS, H_KV_USED, KEY_MAX, KEY_STRIDE, K_CHECK, K_KEY, K_KEY_LEN, K_VALUE_LEN,
+    TAG_BYTES,
 };
+use super::map::Map;
 
 const EMPTY: u32 = 0;
 const USED: u32 = 1;

@@ -13,10 +13,12 @@ use std::sync::atomic::{AtomicU32, Ordering::*};
 use std::time::{Duration, Instant};
 
 use super::futex;
-use super::layout::Map;
+use super::layout::LOCK_BYTES;
+use super::map::Map;
 use super::process;
 
-pub(crate) const LOCK_BYTES: usize = 16;
+// The three words below (owner, waiters, generation) fit in a lock's place.
+const _: () = assert!(3 * 4 <= LOCK_BYTES);
 
 const SPINS: u32 = 100;
 /// A lock held this long is unusual: check whether its owner is alive.

@@ -8,10 +8,11 @@
 //! - The memory is trusted by nobody: every length and position read from it is checked
 //!   before use, and garbage is an [`Error::Store`], never an out-of-bounds access.
 //!
-//! The layout (see `layout.rs`): a 4 KiB header (magic `AMFKSHM1`, layout version, the
-//! layout parameters, the app tag, the bell, three locks' worth of counters, a process
-//! table), a directory of logs, one ring per log (control words, an index of
-//! `ring_records` positions, `ring_bytes` of records), then the key-value table.
+//! The layout (see `layout.rs`; the mapping itself is `map.rs`): a 4 KiB header (magic
+//! `AMFKSHM1`, layout version, the layout parameters, the app tag, the bell, three locks'
+//! worth of counters, a process table), a directory of logs, one ring per log (control
+//! words, an index of `ring_records` positions, `ring_bytes` of records), then the
+//! key-value table.
 //!
 //! This is the only module of amfkit-core with `unsafe` code (the mapping, atomics in
 //! it, futex and other system calls); the codec has none.
@@ -25,6 +26,7 @@ mod hash;
 mod kv;
 mod layout;
 mod lock;
+mod map;
 mod process;
 mod ring;
 mod segment;

@@ -11,8 +11,9 @@
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 use super::hash::check32;
-use super::layout::{align, Layout, Map, R_HEAD, R_INDEX, R_LOCK, R_TAIL, R_WPOS};
+use super::layout::{align, Layout, R_HEAD, R_INDEX, R_LOCK, R_TAIL, R_WPOS};
 use super::lock::Lock;
+use super::map::Map;
 
 const RECORD_HEADER: usize = 16;
 

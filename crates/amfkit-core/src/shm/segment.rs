@@ -17,6 +17,7 @@ use super::hash::hash64;
 use super::kv::{KvError, Table};
 use super::layout::*;
 use super::lock::{Lock, Taken, STUCK};
+use super::map::Map;
 use super::process;
 use super::ring::{ReadEnd, RecordSink, Ring};
 use super::{Error, Result};

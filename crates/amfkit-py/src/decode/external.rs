@@ -1,13 +1,19 @@
-//! `IDataInput` for registered externalizable classes: a class's `__readamf__(self,
-//! input)` reads its own body through a `DataInput`, valid only during that call.
+//! Externalizable bodies: Flex's collections (ArrayCollection, ArrayList, ObjectProxy),
+//! whose body is one value, and registered externalizable classes, whose
+//! `__readamf__(self, input)` reads its own body through a `DataInput` (Flash's
+//! `IDataInput`), valid only during that call. An externalizable class with neither was
+//! refused when its traits were read (`traits.rs`).
 
 use std::ffi::c_void;
 
-use amfkit_core::{Decoder as CoreDecoder, Error, Result};
-use pyo3::exceptions::PyRuntimeError;
+use amfkit_core::{Decoder as CoreDecoder, Error, ErrorKind, Result};
+use pyo3::exceptions::{PyRecursionError, PyRuntimeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyList};
 
+use super::object::PyObj;
+use super::traits::{PyTraits, Shape};
 use super::PyVisitor;
 use crate::errors::decode_err;
 
@@ -122,8 +128,75 @@ impl DataInput {
 }
 
 impl<'py> PyVisitor<'py> {
+    /// Read an externalizable body into the object made for it: a Flex collection's one
+    /// value, or a registered class's `__readamf__`.
+    pub(super) fn external_body<'de>(
+        &mut self,
+        object: &mut PyObj<'py>,
+        traits: &PyTraits<'py>,
+        decoder: &mut CoreDecoder<'de, PyVisitor<'py>>,
+    ) -> Result<()> {
+        match &traits.shape {
+            Shape::ArrayCollection => {
+                let body = decoder.read_amf3(self)?;
+                if !body.is_instance_of::<PyList>() {
+                    return Err(Error::custom(
+                        "an ArrayCollection body that is not an array",
+                        decoder.position(),
+                    ));
+                }
+                // SAFETY: `object` is the ArrayCollection made by begin_object (a list
+                // subclass) and `body` was checked to be a list; both are `Bound`s (the GIL
+                // is held).
+                let r = unsafe { ffi::PyList_SetSlice(object.obj.as_ptr(), 0, 0, body.as_ptr()) };
+                self.check(r)
+            }
+            Shape::ObjectProxy => {
+                let body = decoder.read_amf3(self)?;
+                if !body.is_instance_of::<PyDict>() {
+                    return Err(Error::custom(
+                        "an ObjectProxy body that is not an object",
+                        decoder.position(),
+                    ));
+                }
+                // SAFETY: `object` is the ObjectProxy made by begin_object (a dict
+                // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
+                // is held).
+                let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
+                self.check(r)
+            }
+            Shape::Registered(_) => {
+                let r = self.read_external(&object.obj, decoder);
+                // Each level of registered externalizable objects nests Python frames
+                // (__readamf__, read_object): past Python's recursion limit that is
+                // input nested too deep, whatever max_depth allows.
+                if r.is_err() && self.pending.is_instance_of::<PyRecursionError>(self.py) {
+                    self.pending.take();
+                    return Err(Error::custom(
+                        "externalizable objects nested deeper than python's recursion limit",
+                        decoder.position(),
+                    ));
+                }
+                r
+            }
+            _ => Err(self.unknown_externalizable(traits, decoder.position())),
+        }
+    }
+
+    /// The error for an externalizable class with no reader here.
+    pub(super) fn unknown_externalizable(
+        &mut self,
+        traits: &PyTraits<'py>,
+        offset: usize,
+    ) -> Error {
+        Error::new(
+            ErrorKind::UnknownExternalizable(traits.alias.to_string().into()),
+            offset,
+        )
+    }
+
     /// Read a registered externalizable body by calling `object.__readamf__(input)`.
-    pub(super) fn read_external<'de>(
+    fn read_external<'de>(
         &mut self,
         object: &Bound<'py, PyAny>,
         decoder: &mut CoreDecoder<'de, PyVisitor<'py>>,

@@ -1,0 +1,115 @@
+//! A traits entry, resolved once per class definition read: the [`Shape`] of its
+//! objects and, per sealed slot, the name to set. This is where a class name meets the
+//! registry: a registered class (its rules in `registered.rs`), one of Flex's
+//! collections, an externalizable class nobody registered (refused here, before its body
+//! is read), a `TypedObject`, or an anonymous object (a dict).
+
+use std::sync::Arc;
+
+use amfkit_core::flex::{ARRAY_COLLECTION, ARRAY_LIST, OBJECT_PROXY};
+use amfkit_core::{Error, ErrorKind, Result, TraitsDef};
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+use super::registered::{check_externalizable, keeps_member};
+use super::PyVisitor;
+use crate::registry::ClassInfo;
+
+/// How objects of one traits entry are built.
+pub enum Shape {
+    Anonymous,
+    Typed,
+    Registered(Arc<ClassInfo>),
+    ArrayCollection,
+    ObjectProxy,
+}
+
+/// A traits entry as the visitor holds it (the reader keeps one per entry of its traits
+/// table, and one per class name in AMF0).
+pub struct PyTraits<'py> {
+    pub(super) shape: Shape,
+    pub(super) alias: Bound<'py, PyString>,
+    /// Per sealed slot: the name to set, or None to drop the member.
+    pub(super) keys: Vec<Option<Bound<'py, PyString>>>,
+    pub(super) sealed: Option<Bound<'py, PyTuple>>,
+    pub(super) dynamic: bool,
+    /// In lossless decoding, for anonymous and typed objects: `(alias, sealed names,
+    /// dynamic)`, one tuple per traits definition read.
+    pub(super) token: Option<Bound<'py, PyAny>>,
+    /// An object of these traits had more than `SETATTR_MEMBERS` dynamic members: the
+    /// next ones take their instance dict from the first (see `PyObj::members`).
+    pub(super) many_members: std::cell::Cell<bool>,
+}
+
+impl<'py> PyVisitor<'py> {
+    /// Resolve a class definition read from the wire.
+    pub(super) fn resolve_traits(
+        &mut self,
+        def: TraitsDef<'_, Bound<'py, PyString>>,
+    ) -> Result<PyTraits<'py>> {
+        let alias_obj = self.str_obj(def.class_name)?;
+        // SAFETY: `str_obj` made `alias_obj` with PyUnicode_FromStringAndSize: it is a str.
+        let alias = unsafe { alias_obj.cast_into_unchecked::<PyString>() };
+        // An anonymous object is a dict, written back with dynamic members; a sealed
+        // member named "" has no dynamic spelling (the empty name ends the list), so such
+        // an object stays a TypedObject with its traits, which writes the same bytes.
+        let shape = if def.class_name.is_empty()
+            && !def.sealed.iter().any(|n| matches!(n.is_empty(), Ok(true)))
+        {
+            Shape::Anonymous
+        } else if let Some(info) = self.reg.by_alias.get(def.class_name) {
+            check_externalizable(info, def.class_name, def.externalizable)?;
+            Shape::Registered(info.clone())
+        } else if def.externalizable {
+            match def.class_name {
+                ARRAY_COLLECTION | ARRAY_LIST => Shape::ArrayCollection,
+                OBJECT_PROXY => Shape::ObjectProxy,
+                other => {
+                    return Err(Error::new(
+                        ErrorKind::UnknownExternalizable(other.into()),
+                        Error::UNKNOWN_OFFSET,
+                    ))
+                }
+            }
+        } else {
+            Shape::Typed
+        };
+        let mut keys = Vec::with_capacity(def.sealed.len());
+        for name in &def.sealed {
+            let keep = match &shape {
+                Shape::Registered(info) => keeps_member(info, name.to_str().unwrap_or(""))?,
+                _ => true,
+            };
+            keys.push(if keep { Some(name.clone()) } else { None });
+        }
+        let sealed = match shape {
+            Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?),
+            _ => None,
+        };
+        let token = match (self.layout.is_some(), &shape) {
+            (true, Shape::Anonymous | Shape::Typed) => {
+                let names = match &sealed {
+                    Some(t) => t.clone(),
+                    None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,
+                };
+                let token = (alias.clone(), names, def.dynamic);
+                Some(
+                    token
+                        .into_pyobject(self.py)
+                        .map_err(|e| self.fail(e))?
+                        .into_any(),
+                )
+            }
+            _ => None,
+        };
+        Ok(PyTraits {
+            shape,
+            alias,
+            keys,
+            sealed,
+            dynamic: def.dynamic,
+            token,
+            many_members: std::cell::Cell::new(false),
+        })
+    }
+}
