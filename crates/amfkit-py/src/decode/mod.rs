@@ -2,10 +2,13 @@
 //!
 //! - `mod.rs` (here): the visitor, its object shapes and the Python objects it makes;
 //! - `external.rs`: `DataInput` and the bodies of registered externalizable classes;
+//! - `layout.rs`: what a lossless read records beyond the objects' own traits (an
+//!   ObjectProxy's body);
 //! - `api.rs`: the entry points (`amf0_decode`, `Amf3Decoder`, ...).
 
 pub mod api;
 pub mod external;
+mod layout;
 
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -644,7 +647,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
             _ => None,
         };
         let token = match (self.layout.is_some(), &shape) {
-            (true, Shape::Anonymous | Shape::Typed) => {
+            (
+                true,
+                Shape::Anonymous | Shape::Typed | Shape::ArrayCollection | Shape::ObjectProxy,
+            ) => {
                 let names = match &sealed {
                     Some(t) => t.clone(),
                     None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,
@@ -874,7 +880,8 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
                 // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
                 // is held).
                 let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
-                self.check(r)
+                self.check(r)?;
+                self.layout_proxy_body(&object.obj, &body)
             }
             Shape::Registered(_) => {
                 let r = self.read_external(&object.obj, decoder);
