@@ -110,10 +110,12 @@ class Packing:
     was (its name, time and flags), and the bytes that followed the stream.
 
     `level` is the level `pack` uses; `reproduced` says that compressing the content
-    again with these settings gave the stream's own bytes (the first 64 KiB of them, for
-    a longer stream), so the writer used them; otherwise they come from the header's
-    hint (zlib's FLEVEL, gzip's XFL) or zlib's default. Content equal to what was read
-    packs to the original bytes, whatever the settings."""
+    again with these settings gave the stream's own deflate data (the first 64 KiB of
+    it, for a longer stream), so the writer used them; otherwise they come from the
+    header's hint (zlib's FLEVEL, gzip's XFL) or zlib's default. The zlib and gzip
+    headers are written back as they were, even when they claim another level than the
+    one used. Content equal to what was read packs to the original bytes, whatever the
+    settings."""
 
     __slots__ = ("format", "level", "wbits", "mem_level", "strategy", "reproduced", "header", "trailing", "members", "_content", "_data")
 
@@ -168,39 +170,44 @@ class Packing:
             size = (len(content) & 0xFFFFFFFF).to_bytes(4, "little")
             crc = zlib.crc32(content).to_bytes(4, "little")
             return self.header + body + crc + size + self.trailing
+        if self.format == "zlib" and self.header:
+            body = _compress(content, self.level, -self.wbits, self.mem_level, self.strategy)
+            return self.header + body + zlib.adler32(content).to_bytes(4, "big") + self.trailing
         return _compress(content, self.level, self.wbits, self.mem_level, self.strategy) + self.trailing
 
     @classmethod
     def _detect(cls, fmt: str, data: bytes, content: bytes, end: int, members: int) -> Packing:
         trailing = data[end:]
+        common = {"trailing": trailing, "content": content, "data": data}
         if fmt == "zlib":
-            wbits = (data[0] >> 4) + 8
+            # The two header bytes are kept as they are (a writer may claim a level it
+            # did not use); the deflate body between them and the Adler-32 is compared.
             hint = zlib_level_hint(data) or 6
-            stream = data[:end]
-            for level, mem, strategy in _zlib_candidates(hint):
-                if _reproduces(content, stream, level, max(wbits, 9), mem, strategy):
-                    return cls(fmt, level, wbits=max(wbits, 9), mem_level=mem, strategy=strategy, reproduced=True,
-                               trailing=trailing, content=content, data=data)
-            return cls(fmt, hint, wbits=max(wbits, 9), trailing=trailing, content=content, data=data)
+            wbits = max((data[0] >> 4) + 8, 9)
+            body = data[2 : end - 4]
+            found = _find(content, body, hint, wbits)
+            if found is not None:
+                level, mem, strategy = found
+                return cls(fmt, level, wbits=wbits, mem_level=mem, strategy=strategy, reproduced=True,
+                           header=data[:2], **common)
+            return cls(fmt, hint, wbits=wbits, header=data[:2], **common)
         if fmt == "deflate":
-            stream = data[:end]
-            for level in (6, 9, 1, 5, 4, 3, 2, 7, 8, 0):
-                if _reproduces(content, stream, level, -15, 8, zlib.Z_DEFAULT_STRATEGY):
-                    return cls(fmt, level, wbits=-15, reproduced=True, trailing=trailing, content=content, data=data)
-            return cls(fmt, 6, wbits=-15, trailing=trailing, content=content, data=data)
+            found = _find(content, data[:end], 6, 15)
+            if found is not None:
+                level, mem, strategy = found
+                return cls(fmt, level, wbits=-15, mem_level=mem, strategy=strategy, reproduced=True, **common)
+            return cls(fmt, 6, wbits=-15, **common)
         header_end = _gzip_header_end(data)
-        header = data[:header_end]
         xfl = data[8]
         hint = 9 if xfl == 2 else 1 if xfl == 4 else 6
         if members == 1:
             # The first member's deflate body ends 8 bytes (CRC32, ISIZE) before `end`.
-            body = data[header_end : end - 8]
-            order = (hint,) + tuple(x for x in (6, 9, 1, 5, 4, 3, 2, 7, 8, 0) if x != hint)
-            for level in order:
-                if _reproduces(content, body, level, -15, 8, zlib.Z_DEFAULT_STRATEGY):
-                    return cls(fmt, level, wbits=31, reproduced=True, header=header, trailing=trailing,
-                               content=content, data=data)
-        return cls(fmt, hint, wbits=31, header=header, trailing=trailing, members=members, content=content, data=data)
+            found = _find(content, data[header_end : end - 8], hint, 15)
+            if found is not None:
+                level, mem, strategy = found
+                return cls(fmt, level, wbits=31, mem_level=mem, strategy=strategy, reproduced=True,
+                           header=data[:header_end], **common)
+        return cls(fmt, hint, wbits=31, header=data[:header_end], members=members, **common)
 
 
 def _check_format(format: str) -> str:
@@ -241,15 +248,23 @@ def _inflate(data: _Buffer, fmt: str, limit: int, max_members: int, *, strict_me
     return content, pos, members
 
 
-def _zlib_candidates(hint: int) -> list[tuple[int, int, int]]:
-    """(level, memLevel, strategy) settings that write a zlib header with this level
-    class, the likeliest first: zlib's defaults, then memLevel 9."""
+def _candidates(hint: int) -> list[tuple[int, int, int]]:
+    """(level, memLevel, strategy) settings a writer may have used, the likeliest first:
+    the levels of the header's class (zlib's FLEVEL, gzip's XFL), then the others, with
+    zlib's default memLevel, then memLevel 9, then the Huffman-only and RLE strategies."""
     default = zlib.Z_DEFAULT_STRATEGY
-    levels = {1: (1, 0), 5: (5, 4, 3, 2), 6: (6,), 9: (9, 8, 7)}[hint]
+    first = {1: (1, 0), 5: (5, 4, 3, 2), 6: (6,), 9: (9, 8, 7)}.get(hint, (hint,))
+    levels = [*first, *(x for x in (6, 9, 1, 5, 4, 3, 2, 7, 8, 0) if x not in first)]
     out = [(level, mem, default) for mem in (8, 9) for level in levels]
-    if hint == 1:
-        out += [(6, 8, zlib.Z_HUFFMAN_ONLY), (6, 8, zlib.Z_RLE)]
-    return out
+    return out + [(6, 8, zlib.Z_HUFFMAN_ONLY), (6, 8, zlib.Z_RLE)]
+
+
+def _find(content: bytes, body: bytes, hint: int, window: int) -> tuple[int, int, int] | None:
+    """The first candidate settings whose raw deflate of `content` is `body`."""
+    for level, mem, strategy in _candidates(hint):
+        if _reproduces(content, body, level, -window, mem, strategy):
+            return level, mem, strategy
+    return None
 
 
 def _compress(content: bytes, level: int, wbits: int, mem_level: int, strategy: int) -> bytes:

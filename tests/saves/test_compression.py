@@ -226,3 +226,17 @@ def test_http_inflate_delegates_with_its_status_codes():
 def test_a_packing_built_by_hand_writes_gzip():
     p = Packing("gzip", 1, wbits=31, header=gzip_with(b"", 1)[:10])
     assert gzip.decompress(p.pack(b"hello")) == b"hello"
+
+
+def test_a_header_that_claims_another_level_is_kept_and_the_real_level_used():
+    """Py3AMF's ByteArray.compress() writes zlib's level-6 stream with the second header
+    byte set to 0xda (level 9's): the header is written back as it was, the body at the
+    level that made it."""
+    real = zlib.compress(CONTENT, 6)
+    claimed = real[:1] + b"\xda" + real[2:]
+    content, packing = unpack(claimed, "zlib", limit=len(CONTENT))
+    assert content == CONTENT and packing.reproduced and packing.level == 6
+    new = CONTENT[::-1]
+    out = packing.pack(new)
+    assert out[:2] == b"\x78\xda" and out[2:] == zlib.compress(new, 6)[2:]
+    assert zlib.decompress(out) == new
