@@ -31,7 +31,7 @@ saves), so every one has an output cap.
 from __future__ import annotations
 
 import zlib
-from typing import Union
+from typing import Any, Union
 
 __all__ = [
     "FORMATS",
@@ -178,7 +178,7 @@ class Packing:
     @classmethod
     def _detect(cls, fmt: str, data: bytes, content: bytes, end: int, members: int) -> Packing:
         trailing = data[end:]
-        common = {"trailing": trailing, "content": content, "data": data}
+        common: dict[str, Any] = {"trailing": trailing, "content": content, "data": data}
         if fmt == "zlib":
             # The two header bytes are kept as they are (a writer may claim a level it
             # did not use); the deflate body between them and the Adler-32 is compared.
