@@ -34,7 +34,10 @@ class CLIError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:
+    if argv[:1] == ["sol"]:
+        # `amfkit sol FILE ...` and `amfkit sol ls|export|import ...`: cli/sol.py parses them.
+        args = argparse.Namespace(command="sol", args=argv[1:], func=cmd_sol)
+    elif argv[:1] == ["bench"]:
         # The benchlab runner parses its own command line (experiment names, options for
         # them, --list, --help, `compare`): argparse would take their options for its own.
         args = argparse.Namespace(command="bench", args=argv[1:], func=cmd_bench)
@@ -115,38 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     enc.set_defaults(func=cmd_encode)
 
-    sol = sub.add_parser(
-        "sol",
-        help="print or edit a local shared object (.sol) file",
-        description=(
-            "Print the .sol file's name and AMF version, then its members as the tree "
-            "`amfkit decode` prints (one reference table spans the members, so a value "
-            "stored under two names shows as #n and <ref #n>). With --json: an object "
-            "holding name, amf_version and values. --get prints one value as JSON; "
-            "--set and --delete edit the file and write it to -o OUT, everything not "
-            "changed byte for byte as it was. PATH: member names joined by dots, list "
-            "items as [n], other names quoted in brackets: player.gold, items[0].name, "
-            'scores["high score"] (docs/sol.md, "Editing saves").'
-        ),
-    )
-    sol.add_argument("file", metavar="FILE", help="the .sol file, or - for standard input")
-    _tree_flags(sol)
-    sol.add_argument("--get", metavar="PATH", help="print the value at PATH as JSON")
-    sol.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="PATH=JSON",
-        help="put the JSON value at PATH (repeatable; JSON as `amfkit decode --json` prints it)",
-    )
-    sol.add_argument("--delete", action="append", default=[], metavar="PATH", help="remove the member at PATH (repeatable)")
-    sol.add_argument(
-        "-o",
-        "--output",
-        metavar="OUT",
-        help="with --set/--delete: where to write the edited file (- for standard output; may be FILE itself)",
-    )
-    sol.set_defaults(func=cmd_sol)
+    from .sol import add_parser as add_sol_parser
+
+    add_sol_parser(sub, cmd_sol)
 
     call = sub.add_parser(
         "call",
@@ -337,90 +311,10 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_sol(args: argparse.Namespace) -> int:
-    editing = bool(args.set or args.delete)
-    if editing and args.output is None:
-        raise CLIError("--set and --delete write a new file: give -o OUT (- for standard output)")
-    if args.output is not None and not editing:
-        raise CLIError("-o is for --set and --delete")
-    if args.get is not None and editing:
-        raise CLIError("--get cannot be combined with --set or --delete")
-    data = _read_input(args.file)
-    amfkit = _import_amfkit()
-    from ..sol import dumps, loads
+    """`amfkit sol ...`: cli/sol.py (print and edit a .sol file; list and convert saves)."""
+    from .sol import run
 
-    options: dict[str, Any] = {} if args.max_depth is None else {"max_depth": args.max_depth}
-    try:
-        shared = loads(data, lossless=True, **options)
-    except amfkit.DecodeError as e:
-        raise CLIError(f"{_name(args.file)}: {e}") from None
-    if args.get is not None:
-        return _sol_get(shared, args)
-    if editing:
-        _sol_edit(shared, args)
-        try:
-            edited = dumps(shared)
-        except amfkit.EncodeError as e:
-            raise CLIError(f"cannot write the edited file: {e}") from None
-        _write_output(args.output, edited)
-        return 0
-    out = sys.stdout
-    if args.json:
-        from .jsonio import iter_json
-
-        doc = {"name": shared.name, "amf_version": shared.amf_version, "values": dict(shared)}
-        for piece in iter_json(doc, indent=None if args.compact else 2):
-            out.write(piece)
-        out.write("\n")
-    else:
-        from .tree import _lines
-
-        n = len(shared)
-        out.write(
-            f"# sol {shown(shared.name)}, amf{shared.amf_version}, {n} member{'' if n == 1 else 's'}, "
-            f"{len(data)} byte{'' if len(data) == 1 else 's'}\n"
-        )
-        # The members are the roots of one tree walk, so that tags span them.
-        for line in _lines(list(shared.items()), shared.amf_version, args.max_string, 32):
-            out.write(line + "\n")
-    out.flush()
-    return 0
-
-
-def _sol_get(shared: Any, args: argparse.Namespace) -> int:
-    from . import valuepath
-    from .jsonio import iter_json
-
-    try:
-        value = valuepath.get(shared, valuepath.parse(args.get))
-    except valuepath.PathError as e:
-        raise CLIError(str(e)) from None
-    for piece in iter_json(value, indent=None if args.compact else 2):
-        sys.stdout.write(piece)
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-    return 0
-
-
-def _sol_edit(shared: Any, args: argparse.Namespace) -> None:
-    """Apply the --set and --delete edits, in the order given by kind (sets, then
-    deletes); one clear line for the first that cannot be done."""
-    from . import valuepath
-    from .jsonio import JSONInputError, loads as json_loads
-
-    for assignment in args.set:
-        try:
-            steps, value_text = valuepath.parse_assignment(assignment)
-            value = json_loads(value_text)
-            valuepath.set_value(shared, steps, value)
-        except valuepath.PathError as e:
-            raise CLIError(f"--set: {e}") from None
-        except JSONInputError as e:
-            raise CLIError(f"--set {shown(assignment)}: the value is not JSON ({e}); a string is quoted: name='\"Ada\"'") from None
-    for path in args.delete:
-        try:
-            valuepath.delete(shared, valuepath.parse(path))
-        except valuepath.PathError as e:
-            raise CLIError(f"--delete: {e}") from None
+    return run(args.args)
 
 
 def _call_arg(text: str) -> Any:
