@@ -63,7 +63,6 @@ impl<'py> PyEncoder<'py> {
                 _ => return Ok(false),
             }
         }
-        let alias_text = alias.to_str().map_err(|e| self.fail(e))?.to_owned();
         if typed {
             let same = |attr: &str, want: &Bound<'py, PyAny>| {
                 obj.getattr(attr).and_then(|v| v.eq(want)).unwrap_or(false)
@@ -75,13 +74,14 @@ impl<'py> PyEncoder<'py> {
             {
                 return Ok(false);
             }
-        } else if !alias_text.is_empty() {
+        } else if alias.len().map_err(|e| self.fail(e))? != 0 {
             return Ok(false);
         }
         let key = token.as_ptr() as usize;
         if !self.enc.amf3_traits_reference(key) {
+            let alias_text = alias.to_str().map_err(|e| self.fail(e))?;
             self.enc
-                .amf3_traits_inline(Some(key), &alias_text, &names, dynamic, false)?;
+                .amf3_traits_inline(Some(key), alias_text, &names, dynamic, false)?;
         }
         self.enter()?;
         for (name, key) in names.iter().zip(sealed.iter()) {
@@ -95,11 +95,16 @@ impl<'py> PyEncoder<'py> {
                 .map_err(|e| e.within(PathSegment::key(name.as_str())))?;
         }
         if dynamic {
-            for (k, v) in dict.iter() {
-                if sealed.contains(&k).map_err(|e| self.fail(e))? {
-                    continue;
+            if names.is_empty() {
+                // Every member is dynamic: the plain dicts' walk (`amf3_members`).
+                self.amf3_members_in_place(dict.as_ptr())?;
+            } else {
+                for (k, v) in dict.iter() {
+                    if sealed.contains(&k).map_err(|e| self.fail(e))? {
+                        continue;
+                    }
+                    self.amf3_member_obj(&k, &v)?;
                 }
-                self.amf3_member_obj(&k, &v)?;
             }
             self.enc.amf3_str("")?;
         }
