@@ -313,6 +313,8 @@ def _read_web(source: str, notes: list[str]) -> list[Save]:
             text = f.read()
     except OSError as e:
         raise SaveError(f"{source}: {e.strerror or e}") from None
+    if is_sol(text):
+        raise SaveError(f"{source}: a .sol file, not a JSON file of localStorage entries (give the folder that holds it)")
     try:
         entries = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:

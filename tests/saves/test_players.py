@@ -303,3 +303,29 @@ def test_a_scan_is_bounded(tmp_path, monkeypatch):
     problems: list[str] = []
     assert read_saves(source, problems=problems) == []
     assert all("more than the 20 a save may have" in p for p in problems) and len(problems) == len(SAVES)
+
+
+def test_a_localstorage_key_that_climbs_out_is_left_out(tmp_path):
+    sol_b64 = base64.b64encode((SAMPLES / "AS3-Demo.sol").read_bytes()).decode()
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({
+        "../../../../tmp/evil": sol_b64,
+        "host/../../x": sol_b64,
+        "host/a\\\\..\\\\b/x": sol_b64,
+        "host/game.swf/ok": sol_b64,
+    }))
+    problems: list[str] = []
+    found = read_saves(str(path), problems=problems)
+    assert [s.key for s in found] == [SaveKey("host", "game.swf", "ok")] and len(problems) == 3
+    target = tmp_path / "flash"
+    write_saves(found, str(target), "flash")
+    written = sorted(os.path.relpath(os.path.join(top, n), tmp_path) for top, _, names in os.walk(tmp_path) for n in names)
+    assert len(written) == 2 and written[0] == "evil.json"
+    assert written[1].startswith("flash") and written[1].endswith(os.path.join("host", "game.swf", "ok.sol"))
+
+
+def test_a_sol_file_given_as_the_source_says_so(tmp_path):
+    path = tmp_path / "one.sol"
+    path.write_bytes((SAMPLES / "AS3-Demo.sol").read_bytes())
+    with pytest.raises(SaveError, match="a .sol file, not a JSON file of localStorage entries"):
+        read_saves(str(path))
