@@ -211,7 +211,8 @@ impl Encoder {
                 sealed.len()
             )));
         }
-        // U29O-traits-ext is exactly 0b0111: no dynamic flag, no sealed members.
+        // U29O-traits-ext as amfkit writes it: 0b0111, no sealed members and no dynamic
+        // bit, whatever `dynamic` says (`amf3_traits_external` writes a bit that was read).
         let header = if externalizable {
             0b0111
         } else {
