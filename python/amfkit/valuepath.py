@@ -170,6 +170,7 @@ def _child(container: Any, step: Step, where: list[Step]) -> tuple[Any, Any]:
             raise PathError(f"{_at(where)} is a list: use an index such as [0], not {shown(step)}")
         if not -len(container) <= index < len(container):
             raise PathError(f"index {index} is out of range in {_at(where)} (it has {len(container)} items)")
+        index %= len(container)  # the key as held: [-1] and [n-1] are one place
         return index, container[index]
     raise PathError(f"{_at(where)} is {_kind(container)}, which has no members")
 

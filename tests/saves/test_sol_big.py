@@ -33,7 +33,7 @@ def test_a_big_save_round_trips_byte_for_byte():
 
 
 def test_the_quick_benchmark_runs_against_py3amf():
-    result = sol_big_bench.run(VALUES, SIZE, repeat=1)
+    result = sol_big_bench.run(VALUES, SIZE, repeat=3)  # the best of three: one slow start is noise
     assert result["values"] == VALUES and result["edit"] == "world[1000].hp"
     ours = result["results"]["amfkit sol.edit (lossless)"]
     plain = result["results"]["amfkit sol.load/dump"]

@@ -334,3 +334,12 @@ def _u29(n: int) -> bytes:
 
 def _with_length(data: bytes) -> bytes:
     return data[:2] + struct.pack(">I", len(data) - 6) + data[6:]
+
+
+def test_a_negative_index_reaches_the_same_layer():
+    data = sol.dumps(sol.SOL("g", {"slots": [zlib.compress(amfkit.amf3.encode({"gold": 1})), b"x"]}))
+    save = sol.edit(data)
+    save["slots[-2]|zlib|amf3.gold"] = 5
+    save["slots[0]|zlib|amf3.hp"] = 7
+    assert len(save.layers()) == 2  # one zlib layer and one amf3 layer, not two of each
+    assert amfkit.amf3.decode(zlib.decompress(sol.loads(save.dumps())["slots"][0])) == {"gold": 5, "hp": 7}
