@@ -26,7 +26,9 @@ __all__ = [
     "decode_packet",
     "encode_packet",
     "decode_sol",
+    "decode_values",
     "encode_sol",
+    "encode_values",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -84,6 +86,27 @@ def encode_sol(
     max_depth: int = 1024,
     layout: dict[int, Any] | None = None,
     inline_strings: bool = False,
+) -> bytes: ...
+def decode_values(
+    data: _Buffer,
+    version: int,
+    /,
+    *,
+    allow_stream: bool = True,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    tz_aware: bool = False,
+) -> tuple[Any, dict[int, Any], bool, bool]: ...
+def encode_values(
+    value: Any,
+    version: int,
+    /,
+    *,
+    stream: bool = False,
+    layout: dict[int, Any] | None = None,
+    inline_strings: bool = False,
+    max_depth: int = 1024,
 ) -> bytes: ...
 
 class AMFError(Exception): ...

@@ -6,17 +6,22 @@
     >>> shared.name, shared.amf_version, dict(shared)
     ('game', 3, {'score': 42, 'name': 'Ada'})
 
-The file format, and what `loads` accepts and refuses: docs/sol.md.
+`edit(path_or_bytes)` opens a save for editing, through the compressed, base64 and AMF
+data nested in its members (`amfkit.soledit`). The file format, and what `loads` accepts
+and refuses: docs/sol.md.
 """
 
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Callable, Iterable, Mapping, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Union
 
 from . import _amfkit
 
-__all__ = ["SOL", "dump", "dumps", "load", "loads"]
+if TYPE_CHECKING:
+    from .soledit import SaveEditor
+
+__all__ = ["SOL", "dump", "dumps", "edit", "load", "loads"]
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _Path = Union[str, "os.PathLike[str]"]
@@ -158,3 +163,24 @@ def dump(
         file.write(data)
     else:
         raise TypeError(f"dump expects a path or a binary file, not {type(file).__name__}")
+
+
+def edit(
+    source: _Path | _Buffer | IO[bytes],
+    *,
+    max_depth: int = _amfkit.DEFAULT_MAX_DEPTH,
+    max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
+    max_size: int = _amfkit.DEFAULT_MAX_SIZE,
+    tz_aware: bool = False,
+) -> SaveEditor:
+    """Open a .sol file (its bytes, a path, or a binary file) for editing, through
+    `|zlib`, `|deflate`, `|gzip`, `|base64`, `|amf3` and `|amf0` steps:
+
+        save = sol.edit("game.sol")
+        save["SDAT|zlib|amf3.player.gold"] = 9999
+        save.dump("game.sol")
+
+    Everything not edited is written back byte for byte (`amfkit.soledit.SaveEditor`)."""
+    from .soledit import edit as _edit
+
+    return _edit(source, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware)

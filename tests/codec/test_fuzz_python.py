@@ -76,6 +76,7 @@ test_gateway_mutated_requests = fuzz(
        b"</value></data></array></value></member></struct></value></param></params></methodCall>"],
 )
 test_sol_mutated_files = fuzz("sol", SEEDS["sol"])
+test_nested_mutated_members = fuzz("nested", SEEDS["nested"])
 
 
 @pytest.mark.parametrize("name", sorted(SEEDS))

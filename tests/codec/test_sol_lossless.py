@@ -152,3 +152,29 @@ def _walk(value):
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
+
+
+def test_an_object_proxy_keeps_the_dynamic_bit_flash_player_wrote():
+    """Flash Player writes ObjectProxy's externalizable traits as 0x0f (the dynamic bit of
+    a dynamic class); a lossless round trip keeps it, and the bodies' references to
+    earlier anonymous traits, and an ArrayList's name (fixtures/sol/make_sol.py)."""
+    data = (FIXTURES / "sol" / "amf3-flex-collections.sol").read_bytes()
+    s = sol.loads(data, lossless=True)
+    proxies = s["list"]
+    assert isinstance(proxies, amfkit.ArrayCollection) and all(isinstance(p, amfkit.ObjectProxy) for p in proxies)
+    assert sol.dumps(s) == data
+    # The ordinary writer writes 0x07 (and an ArrayCollection for the ArrayList).
+    plain = sol.dumps(sol.loads(data))
+    assert b"\x0a\x0f" in data and b"\x0a\x0f" not in plain
+    # An edit inside a proxy changes only its value's bytes.
+    proxies[1]["x"] = "Cyd"
+    edited = sol.dumps(s)
+    assert [(a, b) for a, b in zip(data, edited) if a != b] == [(ord("B"), ord("C")), (ord("o"), ord("y")), (ord("b"), ord("d"))]
+    assert len(edited) == len(data) and edited.count(b"\x0a\x0f") == 1
+    back = sol.loads(edited)
+    assert back["list"][1] == {"x": "Cyd"} and back["list"][0] == {"x": "Ada"}
+    # A member added to a proxy fits its body's traits (anonymous, dynamic): only the
+    # new member's bytes are added.
+    proxies[0]["hp"] = 3
+    grown = sol.dumps(s)
+    assert grown.count(b"\x0a\x0f") == 1 and sol.loads(grown)["list"][0] == {"x": "Ada", "hp": 3}

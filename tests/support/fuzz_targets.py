@@ -83,7 +83,27 @@ def seeds() -> dict[str, list[bytes]]:
     packets += [_packet(3, b"\x11" + body) for body in by_version[3][:40]]
     packets += [_flex_packet(body) for body in _flex_messages()]
     sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))]
-    return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols}
+    nested = [bytes([i % len(NESTED_CODECS)]) + _wrapped(NESTED_CODECS[i % len(NESTED_CODECS)], body)
+              for i, body in enumerate(by_version[3][:30] + by_version[0][:30])]
+    return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols, "nested": nested}
+
+
+def _wrapped(codec: str, body: bytes) -> bytes:
+    """`body` (AMF bytes) as the nested data of a save member that `codec` reads."""
+    import base64
+    import gzip
+    import zlib
+
+    if codec == "zlib":
+        return zlib.compress(body, 9)
+    if codec == "deflate":
+        c = zlib.compressobj(6, zlib.DEFLATED, -15)
+        return c.compress(body) + c.flush()
+    if codec == "gzip":
+        return gzip.compress(body, mtime=0)
+    if codec == "base64":
+        return base64.b64encode(body)
+    return body
 
 
 def _flex_messages() -> list[bytes]:
@@ -210,6 +230,38 @@ def sol_target(data: bytes) -> None:
     assert sol.dumps(again) == first, "a .sol file's second encoding differs"
 
 
+# --- nested data in a save's members (amfkit.nested) ------------------------------------
+
+NESTED_CODECS = ("zlib", "deflate", "gzip", "base64", "amf3", "amf0")
+
+
+def nested_target(data: bytes) -> None:
+    """The first byte picks the step (`NESTED_CODECS`), the rest is the member's bytes: a
+    step gives the content or raises `LayerError` (one bounded line), inflation stops at
+    its cap, and the content written back unchanged is the member's own bytes (AMF:
+    the same graph, and a stable second encoding)."""
+    from amfkit import nested
+
+    if not data:
+        return
+    codec = NESTED_CODECS[data[0] % len(NESTED_CODECS)]
+    value = data[1:]
+    cap = 1 << 20
+    try:
+        content, layer = nested.open_layer(value, codec, max_size=cap)
+    except nested.LayerError as e:
+        assert len(str(e)) <= MAX_ERROR_TEXT and "\n" not in str(e)
+        return
+    if codec in ("amf3", "amf0"):
+        again = layer.encode(content)
+        second, layer2 = nested.open_layer(again, codec)
+        assert_isomorphic(content, second)
+        assert layer2.encode(second) == again, "nested AMF's second encoding differs"
+        return
+    assert len(content) <= cap
+    assert layer.encode(content) == value, f"|{codec} did not give back the member's bytes"
+
+
 # --- the gateway ---------------------------------------------------------------------
 
 _GATEWAY: Gateway | None = None
@@ -255,4 +307,5 @@ TARGETS = {
     "packet": packet_target,
     "gateway": gateway_target,
     "sol": sol_target,
+    "nested": nested_target,
 }

@@ -654,13 +654,17 @@ impl ValueWriter {
                 self.register3(enc, m3::OBJECT);
                 let key = Arc::as_ptr(traits) as usize;
                 if !enc.amf3_traits_reference(key) {
-                    enc.amf3_traits_inline(
-                        Some(key),
-                        &traits.class_name,
-                        &traits.sealed,
-                        traits.dynamic,
-                        traits.externalizable,
-                    )?;
+                    if traits.externalizable {
+                        enc.amf3_traits_external(Some(key), &traits.class_name, traits.dynamic)?;
+                    } else {
+                        enc.amf3_traits_inline(
+                            Some(key),
+                            &traits.class_name,
+                            &traits.sealed,
+                            traits.dynamic,
+                            false,
+                        )?;
+                    }
                 }
                 if traits.externalizable {
                     match external {

@@ -64,7 +64,11 @@ pub struct TraitsDef<'de, S> {
     pub class_name: &'de str,
     /// Sealed member names in wire order, already turned into the model's strings.
     pub sealed: Vec<S>,
-    /// Whether dynamic members follow the sealed ones.
+    /// Whether dynamic members follow the sealed ones. For an externalizable class, the
+    /// header's dynamic bit as written: no members follow either way (AMF3 spec 3.12:
+    /// the bits above U29O-traits-ext's `0b0111` "are not significant"), but Flash Player
+    /// sets it for a dynamic class such as Flex's `ObjectProxy` (`0x0f`), and a lossless
+    /// writer keeps it ([`crate::Encoder::amf3_traits_external`]).
     pub dynamic: bool,
     /// Whether the body is written by the class itself (`IExternalizable`).
     pub externalizable: bool,

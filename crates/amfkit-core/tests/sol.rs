@@ -51,8 +51,9 @@ fn well_formed_files_round_trip_byte_for_byte() {
     // amf0-basic, amf0-refs, amf3-basic, amf3-refs, amf0-flash-references (whose
     // references 3, 5, 10, 15 resolve only when dates and XML take entries, as Flash
     // Player numbers them), and the encoding choices a lossless round trip keeps:
-    // amf0-ecma-length, amf3-traits-choices, amf3-inline-strings, amf3-fixed-vectors
-    assert_eq!(seen, 9);
+    // amf0-ecma-length, amf3-traits-choices, amf3-inline-strings, amf3-fixed-vectors,
+    // amf3-flex-collections (ObjectProxy's traits with the dynamic bit, 0x0f)
+    assert_eq!(seen, 10);
 }
 
 #[test]
@@ -167,4 +168,63 @@ fn a_writer_that_never_references_strings_is_written_back_its_way() {
     for name in ["amf3-refs.sol", "amf3-basic.sol", "amf3-traits-choices.sol"] {
         assert!(!read(&find(name)).unwrap().inline_strings, "{name}");
     }
+}
+
+#[test]
+fn an_object_proxy_keeps_the_dynamic_bit_of_its_externalizable_traits() {
+    // Flash Player writes ObjectProxy's traits as 0x0f (externalizable, and the dynamic
+    // bit of a dynamic class); the bit means nothing to a reader, and is written back.
+    let find = |n: &str| files().into_iter().find(|(name, _)| name == n).unwrap().1;
+    let bytes = find("amf3-flex-collections.sol");
+    let sol = read(&bytes).unwrap();
+    let Value::Object {
+        traits, external, ..
+    } = &sol.values[1].1
+    else {
+        panic!("list is not an object")
+    };
+    assert!(traits.externalizable && !traits.dynamic);
+    let Some(body) = external.as_deref() else {
+        panic!("no body")
+    };
+    let Value::Array { dense, .. } = body else {
+        panic!("the body is not an array")
+    };
+    let Value::Object { traits: proxy, .. } = &dense[0] else {
+        panic!("not an object")
+    };
+    assert_eq!(proxy.class_name, "flex.messaging.io.ObjectProxy");
+    assert!(proxy.externalizable && proxy.dynamic);
+    assert_eq!(sol.to_bytes().unwrap(), bytes);
+    // Without the bit, the same proxy is written 0x07: the bit is all that changed.
+    let mut plain = sol.clone();
+    let Value::Object { external, .. } = &mut plain.values[1].1 else {
+        panic!()
+    };
+    let Some(Value::Array { dense, .. }) = external.as_deref_mut() else {
+        panic!()
+    };
+    // Both proxies share one traits entry (the second references the first's).
+    let Value::Object { traits: first, .. } = &dense[0] else {
+        panic!()
+    };
+    let cleared = Arc::new(Traits {
+        dynamic: false,
+        ..(**first).clone()
+    });
+    for item in dense.iter_mut() {
+        let Value::Object { traits, .. } = item else {
+            panic!()
+        };
+        *traits = cleared.clone();
+    }
+    let again = plain.to_bytes().unwrap();
+    let diff: Vec<(u8, u8)> = bytes
+        .iter()
+        .zip(&again)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| (*a, *b))
+        .collect();
+    assert_eq!(again.len(), bytes.len());
+    assert_eq!(diff, [(0x0f, 0x07)]);
 }

@@ -6,6 +6,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
+mod nested;
 mod options;
 mod packet;
 mod registry;
@@ -38,6 +39,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
+    m.add_function(wrap_pyfunction!(nested::decode_values, m)?)?;
+    m.add_function(wrap_pyfunction!(nested::encode_values, m)?)?;
     m.add_class::<decode::api::Amf0Decoder>()?;
     m.add_class::<decode::api::Amf3Decoder>()?;
     m.add_class::<encode::api::Amf0Encoder>()?;

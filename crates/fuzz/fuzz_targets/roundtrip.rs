@@ -9,9 +9,9 @@
 //! The first encoding may differ from the input: the writer normalizes what the wire
 //! allows several ways (non-minimal U29 integers, long strings that fit a short one,
 //! repeated inline strings and traits that it writes as references, the marker byte of
-//! a reference, ECMA array counts, typed objects with an empty class name, ignored
-//! flag and count bits of externalizable traits, a .sol file's length field and its
-//! missing last padding byte).
+//! a reference, ECMA array counts, typed objects with an empty class name, the ignored
+//! count bits of externalizable traits (their dynamic bit is kept), a .sol file's
+//! length field and its missing last padding byte).
 #![no_main]
 
 use amfkit_core::sol::Sol;

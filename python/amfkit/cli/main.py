@@ -16,13 +16,13 @@ import os
 import sys
 from typing import Any, Sequence
 
-__all__ = ["main", "build_parser"]
+from .._text import MAX_MESSAGE, clip, shown
+from ..serving import DEFAULT_SERVER, SERVERS
+from .errors import CLIError, import_amfkit
+from .files import input_name, read_input, write_output
+from .options import PROG, positive_float, positive_int, tree_flags, version_flags
 
-PROG = "amfkit"
-from .._text import MAX_MESSAGE, clip, shown  # noqa: E402
-from ..serving import DEFAULT_SERVER, SERVERS  # noqa: E402
-from .errors import CLIError  # noqa: E402
-from .files import input_name, read_input, write_output  # noqa: E402
+__all__ = ["main", "build_parser"]
 
 #: How to get the benchmark lab, a distribution of its own (bench/ in amfkit's repository).
 BENCH_INSTALL = "pip install amfkit-bench (in a checkout of amfkit: make venv)"
@@ -31,8 +31,11 @@ BENCH_INSTALL = "pip install amfkit-bench (in a checkout of amfkit: make venv)"
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: `sys.argv[1:]`); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:
-        # The lab's runner parses its own command line (experiment names, options for
+    if argv[:1] == ["sol"]:
+        # `amfkit sol FILE ...` and `amfkit sol ls|export|import ...`: cli/sol.py parses them.
+        args = argparse.Namespace(command="sol", args=argv[1:], func=cmd_sol)
+    elif argv[:1] == ["bench"]:
+        # The benchlab runner parses its own command line (experiment names, options for
         # them, --list, --help, `compare`): argparse would take their options for its own.
         args = argparse.Namespace(command="bench", args=argv[1:], func=cmd_bench)
     else:
@@ -78,13 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     dec.add_argument("file", metavar="FILE", help="the AMF file, or - for standard input")
-    _version_flags(dec)
+    version_flags(dec)
     dec.add_argument(
         "--all",
         action="store_true",
         help="read a stream of values (several values back to back) and print them all",
     )
-    _tree_flags(dec)
+    tree_flags(dec)
     dec.set_defaults(func=cmd_decode)
 
     enc = sub.add_parser(
@@ -96,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     enc.add_argument("file", metavar="FILE", help="the JSON file, or - for standard input")
-    _version_flags(enc)
+    version_flags(enc)
     enc.add_argument("--json", action="store_true", help="the input is JSON (the default and only form)")
     enc.add_argument(
         "--all",
@@ -112,38 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     enc.set_defaults(func=cmd_encode)
 
-    sol = sub.add_parser(
-        "sol",
-        help="print or edit a local shared object (.sol) file",
-        description=(
-            "Print the .sol file's name and AMF version, then its members as the tree "
-            "`amfkit decode` prints (one reference table spans the members, so a value "
-            "stored under two names shows as #n and <ref #n>). With --json: an object "
-            "holding name, amf_version and values. --get prints one value as JSON; "
-            "--set and --delete edit the file and write it to -o OUT, everything not "
-            "changed byte for byte as it was. PATH: member names joined by dots, list "
-            "items as [n], other names quoted in brackets: player.gold, items[0].name, "
-            'scores["high score"] (docs/sol.md, "Editing saves").'
-        ),
-    )
-    sol.add_argument("file", metavar="FILE", help="the .sol file, or - for standard input")
-    _tree_flags(sol)
-    sol.add_argument("--get", metavar="PATH", help="print the value at PATH as JSON")
-    sol.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="PATH=JSON",
-        help="put the JSON value at PATH (repeatable; JSON as `amfkit decode --json` prints it)",
-    )
-    sol.add_argument("--delete", action="append", default=[], metavar="PATH", help="remove the member at PATH (repeatable)")
-    sol.add_argument(
-        "-o",
-        "--output",
-        metavar="OUT",
-        help="with --set/--delete: where to write the edited file (- for standard output; may be FILE itself)",
-    )
-    sol.set_defaults(func=cmd_sol)
+    from .sol import add_parser as add_sol_parser
+
+    add_sol_parser(sub, cmd_sol)
 
     call = sub.add_parser(
         "call",
@@ -207,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=_port, default=8000, help="the TCP port (default 8000)")
     serve.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="worker processes (default 1; sessions in the default in-memory store are per worker)",
@@ -220,28 +194,28 @@ def build_parser() -> argparse.ArgumentParser:
     limits = serve.add_argument_group("limits (docs/limits.md tells what happens past each)")
     limits.add_argument(
         "--limit-concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_LIMIT_CONCURRENCY,
         metavar="N",
         help=f"per worker: with N connections open or N requests running, answer 503 at once (default {DEFAULT_LIMIT_CONCURRENCY})",
     )
     limits.add_argument(
         "--timeout-keep-alive",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="S",
         help="close an idle kept-alive connection after S seconds (default 5)",
     )
     limits.add_argument(
         "--backlog",
-        type=_positive_int,
+        type=positive_int,
         default=2048,
         metavar="N",
         help="connections the kernel queues before they are accepted (default 2048; capped by net.core.somaxconn)",
     )
     limits.add_argument(
         "--header-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="S",
         help="close a connection whose request line and headers are not all in S seconds after it opened "
@@ -250,14 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     limits.add_argument(
         "--max-header-size",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="BYTES",
         help="answer 431 and close when a request line and headers pass BYTES (default 65536; granian: at least 8192)",
     )
     limits.add_argument(
         "--body-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="S",
         help="with --demo: answer 408 and close when a request body is not all in S seconds after "
@@ -279,7 +253,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     from .detect import DetectError, decode_auto
 
     data = read_input(args.file)
-    _import_amfkit()
+    import_amfkit()
     try:
         decoded = decode_auto(
             data,
@@ -314,7 +288,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     from .jsonio import JSONInputError, loads
 
     raw = read_input(args.file)
-    amfkit = _import_amfkit()
+    amfkit = import_amfkit()
     try:
         value = loads(raw)
     except JSONInputError as e:
@@ -334,90 +308,10 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_sol(args: argparse.Namespace) -> int:
-    editing = bool(args.set or args.delete)
-    if editing and args.output is None:
-        raise CLIError("--set and --delete write a new file: give -o OUT (- for standard output)")
-    if args.output is not None and not editing:
-        raise CLIError("-o is for --set and --delete")
-    if args.get is not None and editing:
-        raise CLIError("--get cannot be combined with --set or --delete")
-    data = read_input(args.file)
-    amfkit = _import_amfkit()
-    from ..sol import dumps, loads
+    """`amfkit sol ...`: cli/sol.py (print and edit a .sol file; list and convert saves)."""
+    from .sol import run
 
-    options: dict[str, Any] = {} if args.max_depth is None else {"max_depth": args.max_depth}
-    try:
-        shared = loads(data, lossless=True, **options)
-    except amfkit.DecodeError as e:
-        raise CLIError(f"{input_name(args.file)}: {e}") from None
-    if args.get is not None:
-        return _sol_get(shared, args)
-    if editing:
-        _sol_edit(shared, args)
-        try:
-            edited = dumps(shared)
-        except amfkit.EncodeError as e:
-            raise CLIError(f"cannot write the edited file: {e}") from None
-        write_output(args.output, edited)
-        return 0
-    out = sys.stdout
-    if args.json:
-        from .jsonio import iter_json
-
-        doc = {"name": shared.name, "amf_version": shared.amf_version, "values": dict(shared)}
-        for piece in iter_json(doc, indent=None if args.compact else 2):
-            out.write(piece)
-        out.write("\n")
-    else:
-        from .tree import _lines
-
-        n = len(shared)
-        out.write(
-            f"# sol {shown(shared.name)}, amf{shared.amf_version}, {n} member{'' if n == 1 else 's'}, "
-            f"{len(data)} byte{'' if len(data) == 1 else 's'}\n"
-        )
-        # The members are the roots of one tree walk, so that tags span them.
-        for line in _lines(list(shared.items()), shared.amf_version, args.max_string, 32):
-            out.write(line + "\n")
-    out.flush()
-    return 0
-
-
-def _sol_get(shared: Any, args: argparse.Namespace) -> int:
-    from . import valuepath
-    from .jsonio import iter_json
-
-    try:
-        value = valuepath.get(shared, valuepath.parse(args.get))
-    except valuepath.PathError as e:
-        raise CLIError(str(e)) from None
-    for piece in iter_json(value, indent=None if args.compact else 2):
-        sys.stdout.write(piece)
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-    return 0
-
-
-def _sol_edit(shared: Any, args: argparse.Namespace) -> None:
-    """Apply the --set and --delete edits, in the order given by kind (sets, then
-    deletes); one clear line for the first that cannot be done."""
-    from . import valuepath
-    from .jsonio import JSONInputError, loads as json_loads
-
-    for assignment in args.set:
-        try:
-            steps, value_text = valuepath.parse_assignment(assignment)
-            value = json_loads(value_text)
-            valuepath.set_value(shared, steps, value)
-        except valuepath.PathError as e:
-            raise CLIError(f"--set: {e}") from None
-        except JSONInputError as e:
-            raise CLIError(f"--set {shown(assignment)}: the value is not JSON ({e}); a string is quoted: name='\"Ada\"'") from None
-    for path in args.delete:
-        try:
-            valuepath.delete(shared, valuepath.parse(path))
-        except valuepath.PathError as e:
-            raise CLIError(f"--delete: {e}") from None
+    return run(args.args)
 
 
 def _call_arg(text: str) -> Any:
@@ -430,7 +324,7 @@ def _call_arg(text: str) -> Any:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    _import_amfkit()
+    import_amfkit()
     try:
         from ..remoting.client import Client, TransportError
     except ImportError as e:
@@ -708,59 +602,6 @@ def version_text() -> str:
         except Exception:
             v = "unknown"
         return f"{PROG} {v} (the compiled extension does not load: {e})"
-
-
-def _tree_flags(p: argparse.ArgumentParser) -> None:
-    """The output flags of the commands that print decoded values (decode, sol)."""
-    p.add_argument("--json", action="store_true", help="print JSON instead of a tree")
-    p.add_argument("--compact", action="store_true", help="with --json: one line, no indent")
-    p.add_argument(
-        "--max-depth",
-        type=_positive_int,
-        metavar="N",
-        help="the decoder's nesting limit (default: the library's, 128)",
-    )
-    p.add_argument(
-        "--max-string",
-        type=_positive_int,
-        default=120,
-        metavar="N",
-        help="in the tree, cut strings after N characters (default 120; --json never cuts)",
-    )
-
-
-def _version_flags(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--amf0", dest="version", action="store_const", const=0, help="AMF0")
-    g.add_argument("--amf3", dest="version", action="store_const", const=3, help="AMF3")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return x
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
-
-
-def _import_amfkit() -> Any:
-    try:
-        import amfkit
-    except ImportError as e:
-        raise CLIError(f"amfkit does not load ({e}); build it with `make build`") from None
-    return amfkit
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ import zlib
 from http import HTTPStatus
 from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
+from .. import compression
 from .._text import MAX_SHOWN, clip, shown
 
 __all__ = [
@@ -159,7 +160,7 @@ def compress(body: bytes, accept_encoding: str | None, threshold: int | None, le
 
 def inflate(data: bytes, encoding: str, limit: int) -> bytes:
     """Decode a request body sent with `Content-Encoding: encoding` (gzip, x-gzip,
-    deflate or identity), producing at most `limit` bytes.
+    deflate or identity), producing at most `limit` bytes (`amfkit.compression`).
 
     Raises HTTPError: 415 for another coding, 400 for a corrupt or truncated stream,
     413 when the output would pass `limit`."""
@@ -167,44 +168,26 @@ def inflate(data: bytes, encoding: str, limit: int) -> bytes:
     if coding in ("", "identity"):
         return data
     if coding in ("gzip", "x-gzip"):
-        wbits = 31
+        fmt = "gzip"
     elif coding == "deflate":
-        wbits = 15  # zlib-wrapped, as RFC 9110 defines it; raw deflate is tried below
+        fmt = "zlib"  # zlib-wrapped, as RFC 9110 defines it; raw deflate is tried below
     else:
         raise HTTPError(415, f"unsupported content encoding {shown(coding)} (gzip and deflate are)")
-    d = zlib.decompressobj(wbits)
     try:
-        out = d.decompress(data, limit + 1)
-    except zlib.error as e:
-        if coding != "deflate":
-            raise HTTPError(400, f"corrupt {coding} request body ({e})") from None
-        d = zlib.decompressobj(-15)
         try:
-            out = d.decompress(data, limit + 1)
-        except zlib.error as e2:
-            raise HTTPError(400, f"corrupt deflate request body ({e2})") from None
-    chunks = [out]
-    size = len(out)
-    while True:
-        if size > limit or d.unconsumed_tail:
-            raise HTTPError(413, f"request body inflates to more than {limit} bytes")
-        if not d.eof:
-            raise HTTPError(400, f"truncated {coding} request body")
-        rest = d.unused_data
-        if wbits != 31 or not rest:
-            return out if len(chunks) == 1 else b"".join(chunks)
-        # Another gzip member follows (RFC 1952 allows several, read as one stream).
-        # Each costs a copy of the rest of the body (`unused_data`): a cap keeps a body
-        # of many tiny members from taking minutes.
-        if len(chunks) >= MAX_GZIP_MEMBERS:
-            raise HTTPError(400, f"gzip request body of more than {MAX_GZIP_MEMBERS} members")
-        d = zlib.decompressobj(31)
-        try:
-            more = d.decompress(rest, limit + 1 - size)
-        except zlib.error as e:
-            raise HTTPError(400, f"corrupt {coding} request body ({e})") from None
-        chunks.append(more)
-        size += len(more)
+            return compression.inflate(data, fmt, limit, max_members=MAX_GZIP_MEMBERS)
+        except compression.CompressionError as e:
+            if fmt != "zlib" or e.kind != "corrupt":
+                raise
+            return compression.inflate(data, "deflate", limit)
+    except compression.CompressionError as e:
+        if e.kind == "too-large":
+            raise HTTPError(413, f"request body inflates to more than {limit} bytes") from None
+        if e.kind == "members":
+            raise HTTPError(400, f"gzip request body of more than {MAX_GZIP_MEMBERS} members") from None
+        if e.kind == "truncated":
+            raise HTTPError(400, f"truncated {coding} request body") from None
+        raise HTTPError(400, f"corrupt {coding} request body ({e.detail})") from None
 
 
 _REASONS = {s.value: s.phrase for s in HTTPStatus}

@@ -302,7 +302,9 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
     /// object body is read.
     fn amf3_traits(&mut self, v: &mut V, h: u32) -> Result<Rc<TraitsEntry<'de, V::Traits>>> {
         let externalizable = h & 4 != 0;
-        let dynamic = !externalizable && h & 8 != 0;
+        // An externalizable class's header keeps its dynamic bit as written (no members
+        // follow either way): Flash Player sets it for a dynamic class (`TraitsDef`).
+        let dynamic = h & 8 != 0;
         let count = if externalizable { 0 } else { (h >> 4) as usize };
         let class_name = self.amf3_text()?;
         self.bytes

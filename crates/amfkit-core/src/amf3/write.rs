@@ -211,7 +211,8 @@ impl Encoder {
                 sealed.len()
             )));
         }
-        // U29O-traits-ext is exactly 0b0111: no dynamic flag, no sealed members.
+        // U29O-traits-ext as amfkit writes it: 0b0111, no sealed members and no dynamic
+        // bit, whatever `dynamic` says (`amf3_traits_external` writes a bit that was read).
         let header = if externalizable {
             0b0111
         } else {
@@ -224,6 +225,26 @@ impl Encoder {
                 self.amf3_str(name.as_ref())?;
             }
         }
+        let index = self.next_traits;
+        self.next_traits += 1;
+        if let Some(key) = key {
+            self.traits3.insert(key, index);
+        }
+        Ok(())
+    }
+
+    /// Inline traits of an externalizable class with the header's dynamic bit as given
+    /// (`0b1111` when set, `0b0111` otherwise): the bit means nothing to a reader, but
+    /// Flash Player sets it for a dynamic class (Flex's `ObjectProxy`), and a lossless
+    /// writer writes back what it read ([`crate::TraitsDef::dynamic`]).
+    pub fn amf3_traits_external(
+        &mut self,
+        key: Option<usize>,
+        class_name: &str,
+        dynamic: bool,
+    ) -> Result<()> {
+        self.out.u29(0b0111 | ((dynamic as u32) << 3));
+        self.amf3_str(class_name)?;
         let index = self.next_traits;
         self.next_traits += 1;
         if let Some(key) = key {

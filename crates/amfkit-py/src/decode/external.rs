@@ -163,7 +163,8 @@ impl<'py> PyVisitor<'py> {
                 // subclass) and `body` was checked to be a dict; both are `Bound`s (the GIL
                 // is held).
                 let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
-                self.check(r)
+                self.check(r)?;
+                self.layout_proxy_body(&object.obj, &body)
             }
             Shape::Registered(_) => {
                 let r = self.read_external(&object.obj, decoder);

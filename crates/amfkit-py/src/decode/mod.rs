@@ -14,6 +14,8 @@
 //! - `external.rs`: externalizable bodies: Flex collections, `DataInput` and
 //!   `__readamf__`;
 //! - `dictionary.rs`: `flash.utils.Dictionary`;
+//! - `layout.rs`: what a lossless read records beyond the objects' own traits (an
+//!   ObjectProxy's body);
 //! - `api.rs`: the entry points (`amf0_decode`, `Amf3Decoder`, ...).
 //!
 //! `visitor.rs` is the `impl Visitor`; each other file but `api.rs` is an `impl
@@ -28,6 +30,7 @@ mod array;
 mod date;
 mod dictionary;
 pub mod external;
+mod layout;
 mod object;
 mod registered;
 mod traits;

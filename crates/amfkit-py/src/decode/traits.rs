@@ -87,7 +87,10 @@ impl<'py> PyVisitor<'py> {
             _ => None,
         };
         let token = match (self.layout.is_some(), &shape) {
-            (true, Shape::Anonymous | Shape::Typed) => {
+            (
+                true,
+                Shape::Anonymous | Shape::Typed | Shape::ArrayCollection | Shape::ObjectProxy,
+            ) => {
                 let names = match &sealed {
                     Some(t) => t.clone(),
                     None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,

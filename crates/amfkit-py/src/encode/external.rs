@@ -22,14 +22,19 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        let (key, alias) = if is_array {
-            (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION)
+        // A lossless read's collection keeps its traits (`layout.rs`).
+        let laid = if self.layout.is_some() {
+            self.collection_layout(obj, is_array)?
         } else {
-            (OBJECT_PROXY_TRAITS, OBJECT_PROXY)
+            None
+        };
+        let (key, alias, dynamic) = match &laid {
+            Some(l) => (l.key, l.alias.as_str(), l.dynamic),
+            None if is_array => (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION, false),
+            None => (OBJECT_PROXY_TRAITS, OBJECT_PROXY, false),
         };
         if !self.enc.amf3_traits_reference(key) {
-            self.enc
-                .amf3_traits_inline::<&str>(Some(key), alias, &[], false, true)?;
+            self.enc.amf3_traits_external(Some(key), alias, dynamic)?;
         }
         // The body is a separate object on the wire, with its own table entry.
         if is_array {
@@ -39,6 +44,11 @@ impl<'py> PyEncoder<'py> {
         } else {
             self.enc.out.u8(m3::OBJECT);
             self.enc.amf3_register(None);
+            if let Some(body) = laid.and_then(|l| l.body) {
+                if self.amf3_proxy_body(obj, &body)? {
+                    return Ok(());
+                }
+            }
             if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
                 self.enc.amf3_traits_inline::<&str>(
                     Some(ANONYMOUS_TRAITS),
