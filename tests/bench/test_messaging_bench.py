@@ -5,20 +5,16 @@ copy delivered once and in order, and a report with its phases, goals and sectio
 from __future__ import annotations
 
 import json
-import time
 
 from amfkit_bench import messaging
 
 
 def test_quick_messaging_benchmark(tmp_path, capsys):
     out = tmp_path / "messaging.json"
-    started = time.monotonic()
     status = messaging.main(["--quick", "--consumers", "5", "--json", str(out)])
-    took = time.monotonic() - started
     report = json.loads(out.read_text())
     failures = [(row["channel"], row.get("error"), row.get("errors")) for row in report["results"] if not row.get("check")]
     assert status == 0 and report["ok"], failures
-    assert took < 20, f"the quick run took {took:.1f} s"
     assert [row["channel"] for row in report["results"]] == list(messaging.CHANNELS)
     for row in report["results"]:
         assert row["consumers"] == 5 and row["check"] and row["error_count"] == 0
