@@ -87,6 +87,8 @@ def test_lists_the_demo_services(watched: Watched) -> None:
     # A method's page: its docstring, its parameters with their types and defaults.
     page.click('button.method[data-method="TileService.getTilesAsRecordSet"]')
     expect(page.locator("#method .docs")).to_contain_text("ArrayCollection")
+    expect(page.locator("#method .docs .doc code")).to_have_text(["RecordSet", "ArrayCollection", "org.amfkit.demo.Tile"])
+    expect(page.locator("#method .docs")).not_to_contain_text("``")  # rendered, not shown as written
     expect(page.locator("#param-set_id")).to_have_value("1")
     expect(page.locator("#param-set_id")).to_have_attribute("type", "number")
     expect(page.locator("#method .ptype")).to_have_text("int")
