@@ -44,6 +44,13 @@ class Documented:
         - an item
           carried on
 
+          - nested, one
+          - nested, two
+
+        ```
+        fenced *as written*
+        ```
+
         :param name: the *name*
         :returns: nothing
         """
@@ -106,9 +113,9 @@ def test_each_construct_becomes_its_element(page_at: Any) -> None:
     page = page_at("Documented.marked")
     doc = page.locator("#method .docs > .doc")
     blocks = doc.locator(":scope > *")
-    expect(blocks).to_have_count(8)
+    expect(blocks).to_have_count(9)
     tags = blocks.evaluate_all("nodes => nodes.map(n => n.tagName.toLowerCase())")
-    assert tags == ["p", "p", "p", "pre", "pre", "h4", "ul", "dl"]
+    assert tags == ["p", "p", "p", "pre", "pre", "h4", "ul", "pre", "dl"]
     expect(doc).not_to_contain_text("``")
 
     # ``literal``, *emphasis*, **strong**, `interpreted`; the lines of a paragraph joined.
@@ -140,12 +147,17 @@ def test_each_construct_becomes_its_element(page_at: Any) -> None:
     expect(blocks.nth(4)).to_have_class("doc-doctest")
     expect(blocks.nth(4)).to_have_js_property("textContent", ">>> 1 + 1\n2")
 
-    # An underlined title, a bullet list, a field list.
+    # An underlined title, a bullet list (an item of one paragraph holds it bare, one with
+    # a nested list holds both), a fenced block, a field list.
     expect(blocks.nth(5)).to_have_text("Notes")
     items = blocks.nth(6).locator(":scope > li")
-    expect(items).to_have_text(["an item with code", "an item carried on"])
+    expect(items).to_have_count(2)
+    expect(items.nth(0)).to_have_text("an item with code")
     expect(items.nth(0).locator("code")).to_have_text(["code"])
-    fields = blocks.nth(7)
+    expect(items.nth(1).locator(":scope > p")).to_have_text("an item carried on")
+    expect(items.nth(1).locator(":scope > ul > li")).to_have_text(["nested, one", "nested, two"])
+    expect(blocks.nth(7)).to_have_js_property("textContent", "fenced *as written*")
+    fields = blocks.nth(8)
     expect(fields.locator("dt")).to_have_text(["param name", "returns"])
     expect(fields.locator("dd")).to_have_text(["the name", "nothing"])
     expect(fields.locator("dd em")).to_have_text(["name"])
