@@ -9,14 +9,14 @@ warning, an uncaught exception, a failed request or a Content-Security-Policy vi
 
 Needs Chromium (`make system-deps` installs Debian's package) and the `playwright`
 Python package (`make venv`); `playwright install` is not used. Without them the tests
-fail, naming what to run.
+fail, naming what to run (tests/support/chromium.py). What a test reads after an action
+it waits for with `expect(locator)`, which retries until it holds: the page renders on
+its own time (a tree row's members on its toggle event, an answer when it comes).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,52 +25,13 @@ import pytest
 from amfkit.demo.app import build
 from amfkit.remoting import Gateway, Principal, Services, requires
 
+from chromium import Watched, expect, open_page
 from repo import ROOT
 from servers import serve_asgi
 
 OUT = ROOT / "out" / "browser"
 SCREENSHOT = OUT / "service-browser.png"
 PROTOCOLS = ("amf3", "amf0", "flex", "jsonrpc")
-INIT_SCRIPT = """
-window.__cspViolations = [];
-document.addEventListener("securitypolicyviolation", (e) => {
-  window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`);
-});
-window.__dialogs = 0;
-"""
-
-
-def chromium_path() -> str:
-    found = os.environ.get("AMFKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(found, os.X_OK):
-        pytest.fail(
-            "Chromium is missing (the service browser's tests drive Debian's chromium package): "
-            "run `make system-deps` (it runs apt-get install chromium), or set AMFKIT_CHROMIUM",
-            pytrace=False,
-        )
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail(
-            "the playwright Python package is missing: run `make venv` (requirements-dev.txt) and "
-            "`make system-deps` for Chromium, or `make test`, which runs both",
-            pytrace=False,
-        )
-    args = ["--disable-dev-shm-usage", "--disable-gpu"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, headless=True, args=args)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -80,49 +41,6 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert gateway.browser is not None and gateway.server_timing
     with serve_asgi(gateway) as server:
         yield server.url
-
-
-class Watched:
-    """A page and what went wrong on it."""
-
-    def __init__(self, page: Any) -> None:
-        self.page = page
-        self.problems: list[str] = []
-        self.allowed: list[re.Pattern[str]] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda e: self.problems.append(f"uncaught: {e}"))
-        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.method} {r.url} {r.failure}"))
-        page.on("response", self._response)
-        page.on("dialog", self._dialog)
-
-    def _console(self, message: Any) -> None:
-        if message.type in ("error", "warning", "assert"):
-            self.problems.append(f"console {message.type}: {message.text}")
-
-    def _response(self, response: Any) -> None:
-        if response.status >= 400:
-            self.problems.append(f"HTTP {response.status}: {response.request.method} {response.url}")
-
-    def _dialog(self, dialog: Any) -> None:
-        self.problems.append(f"a dialog opened: {dialog.message}")
-        dialog.dismiss()
-
-    def check(self) -> None:
-        violations = self.page.evaluate("window.__cspViolations")
-        problems = [p for p in self.problems if not any(a.search(p) for a in self.allowed)]
-        problems += [f"CSP violation: {v}" for v in violations]
-        assert problems == []
-
-
-def open_page(browser: Any, url: str, path: str = "/") -> Watched:
-    context = browser.new_context(viewport={"width": 1360, "height": 900}, device_scale_factor=1)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.add_init_script(INIT_SCRIPT)
-    watched = Watched(page)
-    page.goto(url + path)
-    page.wait_for_selector("body[data-ready=true]")
-    return watched
 
 
 @pytest.fixture
@@ -139,7 +57,7 @@ def call(page: Any, target: str, protocol: str, values: dict[str, str] | None = 
     """Call `target` from its form over `protocol`; the answer's text as shown (the tree tab)."""
     page.select_option("#protocol", protocol)
     page.click(f'button.method[data-method="{target}"]')
-    page.wait_for_selector(f"#method h2:has-text('{target.split('.')[1]}')")
+    expect(page.locator("#method h2")).to_contain_text(f"{target}(")
     for name, value in (values or {}).items():
         field = page.locator(f"#param-{name}")
         if field.evaluate("e => e.tagName") == "SELECT":
@@ -148,10 +66,11 @@ def call(page: Any, target: str, protocol: str, values: dict[str, str] | None = 
             field.fill(value)
     before = int(page.evaluate("document.body.dataset.calls ?? '0'"))
     page.click("#send")
-    # Selectors, not wait_for_function: that evaluates a string, which the page's CSP refuses.
-    page.wait_for_selector(f'body[data-calls="{before + 1}"]', state="attached")
+    # The page counts an answer in body[data-calls] once it is shown whole. (Locators, not
+    # wait_for_function: that evaluates a string, which the page's CSP refuses.)
+    expect(page.locator("body")).to_have_attribute("data-calls", str(before + 1))
     outcome = page.locator("#outcome")
-    assert outcome.get_attribute("data-protocol") == protocol
+    expect(outcome).to_have_attribute("data-protocol", protocol)
     return str(outcome.inner_text())
 
 
@@ -167,24 +86,26 @@ def test_lists_the_demo_services(watched: Watched) -> None:
     assert {"EchoService.echo", "EchoService.fail", "TileService.getTilesAsRecordSet", "TileService.getTiles"} <= set(methods)
     # A method's page: its docstring, its parameters with their types and defaults.
     page.click('button.method[data-method="TileService.getTilesAsRecordSet"]')
-    assert "ArrayCollection" in page.inner_text("#method .docs")
-    assert page.input_value("#param-set_id") == "1"
-    assert page.get_attribute("#param-set_id", "type") == "number"
-    assert page.inner_text("#method .ptype") == "int"
+    expect(page.locator("#method .docs")).to_contain_text("ArrayCollection")
+    expect(page.locator("#method .docs .doc code")).to_have_text(["RecordSet", "ArrayCollection", "org.amfkit.demo.Tile"])
+    expect(page.locator("#method .docs")).not_to_contain_text("``")  # rendered, not shown as written
+    expect(page.locator("#param-set_id")).to_have_value("1")
+    expect(page.locator("#param-set_id")).to_have_attribute("type", "number")
+    expect(page.locator("#method .ptype")).to_have_text("int")
     # The filter.
     page.fill("#filter", "tilesas")
-    shown = page.locator("nav button.method").evaluate_all("bs => bs.map(b => b.dataset.method)")
-    assert shown and all(m.startswith("TileService.getTilesAs") for m in shown)
+    expect(page.locator("nav button.method:not([data-method^='TileService.getTilesAs'])")).to_have_count(0)
+    expect(page.locator("nav button.method[data-method='TileService.getTilesAsRecordSet']")).to_be_visible()
     # A docstring's example fills the form.
     page.fill("#filter", "")
     page.click('button.method[data-method="AssetService.download"]')
-    assert page.input_value("#param-name") == "images/01.png"
+    expect(page.locator("#param-name")).to_have_value("images/01.png")
 
 
 def test_a_method_from_the_url(browser: Any, demo_url: str) -> None:
     w = open_page(browser, demo_url, "/#TileService.getTilesAsString")
     try:
-        assert "getTilesAsString" in w.page.inner_text("#method h2")
+        expect(w.page.locator("#method h2")).to_contain_text("TileService.getTilesAsString(")
         w.check()
     finally:
         w.page.context.close()
@@ -209,19 +130,19 @@ def test_echo_in_each_encoding(watched: Watched, protocol: str) -> None:
     assert re.search(r"time [0-9.]+ ms", text)
     assert re.search(r"raw [0-9,]+ B", text)
     assert "gzip" in text
-    # Server-Timing, as a bar with its phases.
-    legend = page.inner_text("#outcome figure.timing .legend")
-    assert "call EchoService.echo" in legend and "decode" in legend and "network & browser" in legend
-    assert page.locator("#outcome figure.timing svg.bar rect").count() >= 3
-    # The JSON tab and the hex dump.
+    # Server-Timing, as a bar with its phases (three at least).
+    legend = page.locator("#outcome figure.timing .legend")
+    for phase in ("call EchoService.echo", "decode", "network & browser"):
+        expect(legend).to_contain_text(phase)
+    expect(page.locator("#outcome figure.timing svg.bar rect").nth(2)).to_be_attached()
+    # The JSON tab and the hex dump: a packet's version, 3 or 0, or JSON's "{".
     page.click("#outcome button[data-tab=json]")
-    assert '"word": "héllo"' in page.inner_text("#outcome .tab-body")
+    expect(page.locator("#outcome .tab-body")).to_contain_text('"word": "héllo"')
     page.click("#outcome button[data-tab=hex]")
-    hexdump = page.inner_text("#outcome pre.hex")
-    assert hexdump.startswith("00000000  00 0" + ("3" if protocol in ("amf3", "flex") else "0")) or protocol == "jsonrpc"
-    assert "|" in hexdump
+    first = {"amf3": "00 03", "flex": "00 03", "amf0": "00 00", "jsonrpc": "7b"}[protocol]
+    expect(page.locator("#outcome pre.hex")).to_have_text(re.compile(rf"^00000000\s+{first}\s.*\|", re.S))
     # The profile lists the call with its bar.
-    assert page.locator("#profile ol.calls li").count() == 1
+    expect(page.locator("#profile ol.calls li")).to_have_count(1)
 
 
 TILE_TREES = {
@@ -247,14 +168,19 @@ def test_a_thousand_tiles_open_lazily(watched: Watched) -> None:
     assert "result: array [1000]" in text
     assert "[999]: object 'org.amfkit.demo.Tile'" in text
     # Only the first row is open: the others are built when opened.
-    assert page.locator("#outcome .tree details[open]").count() == 2
-    page.locator("#outcome .tree summary", has_text="[999]:").click()
-    assert "n: integer 999" in page.inner_text("#outcome .tree")
+    tree = page.locator("#outcome .tree")
+    opened = tree.locator("details[open]")
+    expect(opened).to_have_count(2)
+    expect(tree).not_to_contain_text("n: integer 999")
+    tree.locator("summary", has_text="[999]:").click()
+    # The row's members are built on its toggle event, a task after the click: wait for them.
+    expect(opened).to_have_count(3)
+    expect(tree).to_contain_text("n: integer 999")
     page.click("#outcome button:has-text('Collapse all')")
-    assert page.locator("#outcome .tree details[open]").count() == 0
+    expect(opened).to_have_count(0)
     page.click("#outcome button:has-text('Expand all')")
-    assert page.locator("#outcome .tree details[open]").count() == 1001
-    assert "n: integer 500" in page.inner_text("#outcome .tree")
+    expect(opened).to_have_count(1001)
+    expect(tree).to_contain_text("n: integer 500")
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -262,11 +188,10 @@ def test_a_fault_is_shown_plainly(watched: Watched, protocol: str) -> None:
     page = watched.page
     text = call(page, "EchoService.fail", protocol, {"message": "boom <b>from</b> the page"})
     fault = page.locator("#outcome .problem.fault")
-    assert fault.count() == 1
-    shown = fault.inner_text()
-    assert "boom <b>from</b> the page" in shown  # as text, not markup
-    assert "Server.Processing" in shown
-    assert page.locator("#outcome .problem.fault b").count() == 0
+    expect(fault).to_have_count(1)
+    expect(fault).to_contain_text("boom <b>from</b> the page")  # as text, not markup
+    expect(fault).to_contain_text("Server.Processing")
+    expect(fault.locator("b")).to_have_count(0)
     assert "fault" in text
 
 
@@ -276,7 +201,7 @@ def test_responses_are_text_never_markup(watched: Watched) -> None:
     value = '{"<b>key</b>": "%s"}' % hostile.replace('"', '\\"')
     text = call(page, "EchoService.echo", "amf3", {"value": value})
     assert "<b>key</b>" in text and hostile in text
-    assert page.locator("#outcome img, #outcome script, #outcome b:has-text('key')").count() == 0
+    expect(page.locator("#outcome img, #outcome script, #outcome b:has-text('key')")).to_have_count(0)
 
 
 def test_a_field_that_is_not_json_is_refused_before_sending(watched: Watched) -> None:
@@ -284,9 +209,9 @@ def test_a_field_that_is_not_json_is_refused_before_sending(watched: Watched) ->
     page.click('button.method[data-method="EchoService.echo"]')
     page.fill("#param-value", "{not json")
     page.click("#send")
-    assert "value: not JSON" in page.inner_text("#method .form-error")
-    assert page.locator("#param-value.invalid").count() == 1
-    assert page.evaluate("document.body.dataset.calls ?? '0'") == "0"
+    expect(page.locator("#method .form-error")).to_contain_text("value: not JSON")
+    expect(page.locator("#param-value.invalid")).to_have_count(1)
+    expect(page.locator("body")).not_to_have_attribute("data-calls", re.compile("."))
 
 
 def test_repeat_mode(watched: Watched) -> None:
@@ -297,17 +222,18 @@ def test_repeat_mode(watched: Watched) -> None:
     page.fill("#repeat-n", "20")
     page.fill("#repeat-c", "4")
     page.click("#repeat-run")
-    page.wait_for_selector('body[data-repeats="1"]', state="attached")
-    stat = lambda name: page.inner_text(f"#repeat-outcome dd[data-stat='{name}']")  # noqa: E731
-    assert stat("calls") == "20"
-    assert stat("failed") == "0 faults, 0 errors"
+    expect(page.locator("body")).to_have_attribute("data-repeats", "1")
+    stat = lambda name: page.locator(f"#repeat-outcome dd[data-stat='{name}']")  # noqa: E731
+    expect(stat("calls")).to_have_text("20")
+    expect(stat("failed")).to_have_text("0 faults, 0 errors")
     for name in ("median", "p99", "min", "max", "server median", "server p99"):
-        assert re.fullmatch(r"[0-9.]+ ms", stat(name)), (name, stat(name))
+        expect(stat(name)).to_have_text(re.compile(r"^[0-9.]+ ms$"))
     chart = page.locator("#repeat-outcome svg.latency")
-    assert chart.locator("rect.call").count() == 20
-    assert chart.locator("line.mark.median").count() == 1 and chart.locator("line.mark.p99").count() == 1
-    labels = chart.locator("text.mark-label").evaluate_all("ts => ts.map(t => t.textContent)")
-    assert any(t.startswith("median ") for t in labels) and any(t.startswith("p99 ") for t in labels)
+    expect(chart.locator("rect.call")).to_have_count(20)
+    expect(chart.locator("line.mark.median")).to_have_count(1)
+    expect(chart.locator("line.mark.p99")).to_have_count(1)
+    expect(chart.locator("text.mark-label.median")).to_have_text(re.compile(r"^median [0-9.]+ ms$"))
+    expect(chart.locator("text.mark-label.p99")).to_have_text(re.compile(r"^p99 [0-9.]+ ms$"))
 
 
 # --- credentials ----------------------------------------------------------------------------
@@ -341,19 +267,19 @@ def test_credentials(browser: Any, protected_url: str, protocol: str) -> None:
     w = open_page(browser, protected_url)
     page = w.page
     try:
-        assert page.locator("nav .lock").first.get_attribute("title") == "needs admin"
-        text = call(page, "Vault.secret", protocol, {"word": "amf"})
-        assert "needs role admin" in page.inner_text("#method .method-head")
-        assert "Client.Authentication" in page.inner_text("#outcome .problem"), text
+        expect(page.locator("nav .lock").first).to_have_attribute("title", "needs admin")
+        call(page, "Vault.secret", protocol, {"word": "amf"})
+        expect(page.locator("#method .method-head")).to_contain_text("needs role admin")
+        expect(page.locator("#outcome .problem")).to_contain_text("Client.Authentication")
         page.fill("#cred-user", "bob")
         page.fill("#cred-password", "builder")
         call(page, "Vault.secret", protocol, {"word": "amf"})
-        assert "Client.Authorization" in page.inner_text("#outcome .problem")
+        expect(page.locator("#outcome .problem")).to_contain_text("Client.Authorization")
         page.fill("#cred-user", "ada")
         page.fill("#cred-password", "lovelace")
         text = call(page, "Vault.secret", protocol, {"word": "amf"})
         assert "result: string 'the secret of amf'" in text
-        assert page.locator("#outcome .problem").count() == 0
+        expect(page.locator("#outcome .problem")).to_have_count(0)
         w.check()
     finally:
         page.context.close()
@@ -367,8 +293,9 @@ def test_refused_credentials_over_json_rpc_are_a_401(browser: Any, protected_url
         page.fill("#cred-user", "ada")
         page.fill("#cred-password", "wrong")
         call(page, "Vault.secret", "jsonrpc", {"word": "x"})
-        problem = page.inner_text("#outcome .problem.error")
-        assert "HTTP 401" in problem and "authentication failed" in problem
+        problem = page.locator("#outcome .problem.error")
+        expect(problem).to_contain_text("HTTP 401")
+        expect(problem).to_contain_text("authentication failed")
         w.check()
     finally:
         page.context.close()
@@ -389,7 +316,7 @@ def test_screenshot(watched: Watched) -> None:
     page.fill("#repeat-n", "40")
     page.fill("#repeat-c", "4")
     page.click("#repeat-run")
-    page.wait_for_selector('body[data-repeats="1"]', state="attached")
+    expect(page.locator("body")).to_have_attribute("data-repeats", "1")
     OUT.mkdir(parents=True, exist_ok=True)
     page.mouse.wheel(0, -100_000)  # from the top, so the sticky service list sits there
     page.screenshot(path=str(SCREENSHOT), full_page=True)
@@ -404,8 +331,8 @@ def test_no_codec_leaves_json_rpc(browser: Any, demo_url: str) -> None:
         page.route("**/_browser/amfkit-codec.js", lambda route: route.fulfill(status=404, body="gone"))
         page.goto(demo_url + "/")
         page.wait_for_selector("body[data-ready=true]")
-        assert "only JSON-RPC works" in page.inner_text("#codec-note")
-        assert page.eval_on_selector("#protocol", "s => s.value") == "jsonrpc"
+        expect(page.locator("#codec-note")).to_contain_text("only JSON-RPC works")
+        expect(page.locator("#protocol")).to_have_value("jsonrpc")
         text = call(page, "EchoService.echo", "jsonrpc", {"value": '"still here"'})
         assert "result: string 'still here'" in text
     finally:

@@ -23,7 +23,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-HAND_WRITTEN = ("index.html", "browser.js", "calls.js", "values.js", "dom.js", "browser.css", "favicon.svg")
+HAND_WRITTEN = ("index.html", "browser.js", "calls.js", "values.js", "dom.js", "docstring.js", "browser.css", "favicon.svg")
 
 
 class EchoService:
@@ -77,6 +77,7 @@ def test_the_gateway_path_is_escaped_in_the_page() -> None:
         ("calls.js", "text/javascript; charset=utf-8"),
         ("values.js", "text/javascript; charset=utf-8"),
         ("dom.js", "text/javascript; charset=utf-8"),
+        ("docstring.js", "text/javascript; charset=utf-8"),
         ("browser.css", "text/css; charset=utf-8"),
         ("index.html", "text/html; charset=utf-8"),
         ("favicon.svg", "image/svg+xml"),

@@ -5,9 +5,11 @@
 // call N times, C at a time, with a latency chart.
 //
 // Every text that comes from the gateway (names, docstrings, results, faults) goes into
-// the page as a text node: nothing is parsed as markup or run as code.
+// the page as a text node: nothing is parsed as HTML or run as code (a docstring's own
+// markup, ``literal`` and the like, is made into elements by docstring.js).
 
 import { byId, el, replace, svg } from "./dom.js";
+import { docSummary, renderDoc } from "./docstring.js";
 import { PROTOCOLS, Session, call, failed, setCodec as setCallCodec } from "./calls.js";
 import { expandAll, hexDump, renderTree, setCodec as setValueCodec, toJSONValue } from "./values.js";
 
@@ -276,7 +278,7 @@ function renderServices() {
       const key = `${service.name}.${m.name}`;
       const button = el(
         "button",
-        { type: "button", class: "method", "data-method": key, title: m.doc ? m.doc.split("\n")[0] : key },
+        { type: "button", class: "method", "data-method": key, title: m.doc ? docSummary(m.doc) : key },
         el("span", { class: "mname" }, m.name),
         el("span", { class: "msig" }, `(${signature(m)})`),
         m.roles && m.roles.length ? el("span", { class: "lock", title: `needs ${m.roles.join(" or ")}` }, "🔒") : "",
@@ -289,7 +291,7 @@ function renderServices() {
       el(
         "section",
         { class: "service", "data-service": service.name },
-        el("h3", { title: service.doc || service.name }, service.name),
+        el("h3", { title: service.doc ? docSummary(service.doc) : service.name }, service.name),
         el("ul", {}, ...items),
       ),
     );
@@ -334,10 +336,10 @@ function renderMethod(service, method) {
     method.roles && method.roles.length ? el("span", { class: "roles" }, `needs role ${method.roles.join(" or ")}: give credentials above`) : "",
   );
   const docs = el("div", { class: "docs" });
-  if (method.doc) docs.append(el("p", { class: "doc" }, method.doc));
+  if (method.doc) docs.append(el("div", { class: "doc" }, ...renderDoc(method.doc)));
   else docs.append(el("p", { class: "doc muted" }, "(no docstring)"));
   if (service.doc) {
-    docs.append(el("details", { class: "service-doc" }, el("summary", {}, `About ${service.name}`), el("p", { class: "doc" }, service.doc)));
+    docs.append(el("details", { class: "service-doc" }, el("summary", {}, `About ${service.name}`), el("div", { class: "doc" }, ...renderDoc(service.doc))));
   }
   if (found.length > 0) {
     const row = el("div", { class: "examples" }, el("span", { class: "muted" }, "Examples from the docstring:"));
