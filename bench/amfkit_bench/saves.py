@@ -55,8 +55,9 @@ FIELDS = 10
 EDIT_RECORD = 12_345  # the record whose "hp" is edited, when there are that many
 
 #: The goals (issue 28), judged on `sol.edit` against the pure-Python Py3AMF of the same
-#: run: at least 20x faster, under a second, and a peak memory growth of at most three
-#: times the save (the input, the output and what indexes them).
+#: run: at least 20x faster (by the wall clock and by CPU time), under a second, and a
+#: peak memory growth of at most three times the save (the input, the output and what
+#: indexes them).
 GOAL_FACTOR = 20.0
 GOAL_SECONDS = 1.0
 GOAL_MEMORY_FACTOR = 3.0
@@ -295,10 +296,11 @@ def run(options: Options) -> dict[str, Any]:
     return report
 
 
-def _seconds(row: dict[str, Any] | None) -> float | None:
+def _seconds(row: dict[str, Any] | None, clock: str = "wall_ms") -> float | None:
+    """The row's median time in seconds, wall clock or (`clock="cpu_ms"`) CPU."""
     if not row or not row.get("check") or "time" not in row:
         return None
-    return float(row["time"]["wall_ms"]["median"]) / 1e3
+    return float(row["time"][clock]["median"]) / 1e3
 
 
 def _row(report: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -310,15 +312,17 @@ def _row(report: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def _ratios(report: dict[str, Any]) -> None:
     """Each row's speed against each Py3AMF build of the run: its time over the row's
-    (above 1: the row is faster)."""
+    (above 1: the row is faster), by the wall clock (`vs_py3amf`) and by CPU time
+    (`vs_py3amf_cpu`, steadier when other processes take the cores)."""
     for row in report["results"]:
-        mine = _seconds(row)
-        if mine is None:
-            continue
-        row["vs_py3amf"] = {}
-        for key, name in (("pure", PURE), ("cython", CYTHON)):
-            theirs = _seconds(_row(report, name))
-            row["vs_py3amf"][key] = theirs / mine if theirs and mine else None
+        for field, clock in (("vs_py3amf", "wall_ms"), ("vs_py3amf_cpu", "cpu_ms")):
+            mine = _seconds(row, clock)
+            if mine is None:
+                continue
+            row[field] = {}
+            for key, name in (("pure", PURE), ("cython", CYTHON)):
+                theirs = _seconds(_row(report, name), clock)
+                row[field][key] = theirs / mine if theirs and mine else None
 
 
 def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -331,8 +335,15 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
     where = "" if save["values"] >= VALUES and save["bytes"] >= SIZE * 0.95 else f" (at {save['bytes'] / 1e6:.1f} MB; goals set at 10 MB)"
     goals = []
     ratio = (ours.get("vs_py3amf") or {}).get("pure")
-    if ratio:
-        goals.append({"goal": f"sol.edit at least {GOAL_FACTOR:g}x faster than Py3AMF's pyamf.sol (pure Python, as pip installs it){where}", "value": fmt_factor(ratio), "met": ratio >= GOAL_FACTOR})
+    cpu_ratio = (ours.get("vs_py3amf_cpu") or {}).get("pure")
+    if ratio and cpu_ratio:
+        # Met when both clocks say so: on a loaded machine the wall clock's ratio moves
+        # with what else runs, the CPU time's much less.
+        goals.append({
+            "goal": f"sol.edit at least {GOAL_FACTOR:g}x faster than Py3AMF's pyamf.sol (pure Python, as pip installs it; wall clock and CPU time){where}",
+            "value": f"{fmt_factor(ratio)} (CPU time {fmt_factor(cpu_ratio)})",
+            "met": min(ratio, cpu_ratio) >= GOAL_FACTOR,
+        })  # fmt: skip
     goals.append({"goal": f"sol.edit under {GOAL_SECONDS:g} s{where}", "value": f"{fmt_figure(seconds)} s", "met": seconds < GOAL_SECONDS})
     growth = ours.get("peak_rss_growth_mb")
     if growth is not None:
@@ -419,6 +430,10 @@ def _findings(report: dict[str, Any]) -> list[str]:
     for row in (ours, plain):
         if row and cython and row.get("vs_py3amf", {}).get("cython"):
             found.append(f"{row['peer']} is {than(row['vs_py3amf']['cython'], 'faster', 'slower')} than Py3AMF's Cython build ({fmt_figure(_seconds(row) or 0)} against {fmt_figure(_seconds(cython) or 0)} s).")
+    cpu = (ours or {}).get("vs_py3amf_cpu") or {}
+    if cpu.get("pure"):
+        cython_cpu = f", {fmt_factor(cpu['cython'])} than its Cython build" if cpu.get("cython") else ""
+        found.append(f"By CPU time (steadier when other processes take the cores), sol.edit is {fmt_factor(cpu['pure'])} faster than the pure-Python Py3AMF{cython_cpu}.")
     if ours and plain:
         found.append(f"The lossless sol.edit takes {fmt_figure(_seconds(ours) or 0)} s, sol.load/dump {fmt_figure(_seconds(plain) or 0)} s; both wrote the input back but for the edited byte.")
     pure = _row(report, PURE)
