@@ -21,6 +21,7 @@ EXPERIMENTS: dict[str, str] = {
     "gateway": "amfkit_bench.gateway",
     "messaging": "amfkit_bench.messaging",
     "assets": "amfkit_bench.assets",
+    "saves": "amfkit_bench.saves",
 }
 
 
