@@ -101,6 +101,8 @@ class Gateway:
       max-age=3600"; None: no such header).
     - `assets_fast_path`: under `amfkit serve`, answer GET and HEAD of small assets of a
       file system store from the HTTP protocol itself (`amfkit.assets.fastpath`).
+    - `include` / `exclude`: per service name, the only methods callable, or methods
+      not callable (BlazeDS's include-methods and exclude-methods; `Services.register`).
     """
 
     def __init__(
@@ -129,8 +131,17 @@ class Gateway:
         assets_path: str = "/assets",
         assets_cache_control: str | None = "public, max-age=3600",
         assets_fast_path: bool = True,
+        include: Mapping[str, Iterable[str]] | None = None,
+        exclude: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
-        self.services = services if isinstance(services, Services) else Services(services)
+        if isinstance(services, Services):
+            self.services = services
+            for name, names in (include or {}).items():
+                services.restrict(name, include=names)
+            for name, names in (exclude or {}).items():
+                services.restrict(name, exclude=names)
+        else:
+            self.services = Services(services, include=include, exclude=exclude)
         self.debug = bool(debug)
         show_page = self.debug if browser is None else bool(browser)
         #: Whether POST answers carry Server-Timing (decided here only).
