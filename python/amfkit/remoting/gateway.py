@@ -103,6 +103,10 @@ class Gateway:
       file system store from the HTTP protocol itself (`amfkit.assets.fastpath`).
     - `include` / `exclude`: per service name, the only methods callable, or methods
       not callable (BlazeDS's include-methods and exclude-methods; `Services.register`).
+    - `amf0_answers`: how AMF0 (version 0) requests are answered: `"amf0"` (the
+      default), or `"avmplus"`: each body's value after the AVM+ switch (0x11) in AMF3,
+      which Ruffle's AVM2 reads whole where it loses AMF0 references (docs/gateway.md,
+      "Ruffle"); a request may ask for either with `?amf0_answers=...` in its URL.
     """
 
     def __init__(
@@ -133,6 +137,7 @@ class Gateway:
         assets_fast_path: bool = True,
         include: Mapping[str, Iterable[str]] | None = None,
         exclude: Mapping[str, Iterable[str]] | None = None,
+        amf0_answers: str = amf.AMF0_ANSWERS[0],
     ) -> None:
         if isinstance(services, Services):
             self.services = services
@@ -186,6 +191,10 @@ class Gateway:
         self.amf_fast_route = AMFRoute(self)
         if assets is not None:
             self._mount_assets(assets, assets_path, assets_cache_control, assets_fast_path)
+        if amf0_answers not in amf.AMF0_ANSWERS:
+            raise ValueError(f"amf0_answers must be one of {', '.join(map(repr, amf.AMF0_ANSWERS))}")
+        #: How version-0 requests are answered unless one asks otherwise (`amf.AMF0_ANSWERS`).
+        self.amf0_answers = amf0_answers
         self._wsgi: _http.WSGIAdapter | None = None
 
     def _mount_assets(self, store: AssetStore | str, path: str, cache_control: str | None, fast_path: bool) -> None:
