@@ -140,6 +140,17 @@ def test_functions_defined_in_python_by_the_class_and_its_bases() -> None:
     assert sorted(m.name for m in services.methods("Game")) == ["cached", "inherited", "name", "play", "version", "wrapped"]
 
 
+def test_a_class_made_where_no_module_name_is_set_is_still_python() -> None:
+    """exec() and doctests make classes whose __module__ says "builtins"."""
+    namespace: dict[str, object] = {}
+    exec("class Calc(dict):\n    def add(self, a, b):\n        return a + b\n", namespace)
+    calc = namespace["Calc"]
+    assert calc.__module__ == "builtins"  # type: ignore[attr-defined]
+    services = Services({"Calc": calc})
+    assert call(services, "Calc.add", 1, 2) == 3
+    missing(services, "Calc.clear")
+
+
 def test_a_method_replaced_on_the_instance_is_not_callable() -> None:
     game = Game()
     game.play = lambda: "replaced"  # type: ignore[method-assign]

@@ -467,12 +467,23 @@ _FOREIGN: dict[type, bool] = {}
 
 
 def _foreign(cls: type) -> bool:
-    """Whether `cls`'s methods are never a service's: a class of a built-in module
-    (`object`, `dict`...) or of the standard library (`UserDict`, `Thread`...)."""
+    """Whether `cls`'s methods are never a service's: a built-in (static C) class
+    (`object`, `dict`...) or a class of the standard library (`UserDict`, `Thread`...)."""
     known = _FOREIGN.get(cls)
     if known is None:
-        known = _FOREIGN[cls] = _stdlib(getattr(cls, "__module__", None) or "builtins")
+        if not cls.__flags__ & _HEAPTYPE:
+            known = True  # a static type of C: object, dict, list...
+        else:
+            module = getattr(cls, "__module__", None)
+            # A class made where no module name was set (exec, a doctest) says "builtins".
+            known = isinstance(module, str) and module not in ("builtins", "__main__") and _stdlib(module)
+        _FOREIGN[cls] = known
     return known
+
+
+#: Py_TPFLAGS_HEAPTYPE: set on every class made at run time (a class statement), not on
+#: the built-in types of C.
+_HEAPTYPE = 1 << 9
 
 
 def _stdlib(module: str) -> bool:
