@@ -570,11 +570,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["AMFKIT_DEMO_BODY_TIMEOUT"] = str(args.body_timeout)
     base = f"http://{_url_host(args.host)}:{args.port}/"
     workers = f"{args.workers} worker{'s' if args.workers > 1 else ''}"
-    served = _origins(args, target)
+    origins = _origin_options(args)
     if server == "granian":
-        return _serve_granian(args, served, base, workers, shown_target=target)
+        return _serve_granian(args, target, base, workers, origins)
     http, http_options = _http_protocol(args)
-    _check_app(served, demo=args.demo)
+    served = _served(target, origins, _check_app(target, demo=args.demo))
     print(f"{PROG} serve: {target} on {base} ({workers}, uvicorn)", file=sys.stderr)
     _announce_demo(args, base)
     # uvicorn imports the app itself (in every worker when there are several).
@@ -600,20 +600,17 @@ def _announce_demo(args: argparse.Namespace, base: str) -> None:
         print(f"{PROG} serve: the service browser is at {base}", file=sys.stderr)
 
 
-def _origins(args: argparse.Namespace, target: str) -> str:
-    """The target uvicorn or granian serve: `target` itself, or, with --cors or
-    --crossdomain (or --demo, whose policy file names its own host), `target` through
-    amfkit.serving.origins, which sets those options on it in each worker."""
-    from ..serving import origins
-
+def _origin_options(args: argparse.Namespace) -> tuple[list[str] | None, bool, list[str] | None] | None:
+    """The checked --cors, --cors-credentials and --crossdomain (with --demo, whose policy
+    file names its own host unless told otherwise), or None when none applies."""
     crossdomain = args.crossdomain
     if crossdomain is None and args.demo and args.host not in ("0.0.0.0", "::", ""):
         crossdomain = [args.host]  # the demo lets SWFs of its own host in, no others
     if args.cors_credentials and not args.cors:
         raise CLIError("--cors-credentials needs --cors (the origins allowed)")
-    if args.cors is None and crossdomain is None:
-        return target
     cors = args.cors
+    if cors is None and crossdomain is None:
+        return None
     if cors is not None and "*" in cors and len(cors) > 1:
         raise CLIError("--cors '*' allows every origin: give it alone")
     from ..remoting import cors as _cors, crossdomain as _crossdomain
@@ -625,25 +622,36 @@ def _origins(args: argparse.Namespace, target: str) -> str:
             _crossdomain.CrossDomainPolicy(crossdomain)
     except (TypeError, ValueError) as e:
         raise CLIError(str(e)) from None
-    if not args.demo:
-        app = _check_app(target, demo=False)
-        if not hasattr(app, "cors") or not hasattr(app, "crossdomain"):
-            raise CLIError(f"--cors and --crossdomain need an amfkit Gateway; {target} is a {type(app).__name__}")
-    os.environ[origins.APP_ENV] = target
-    os.environ[origins.ORIGINS_ENV] = origins.settings_text(cors, args.cors_credentials, crossdomain)
+    return cors, args.cors_credentials, crossdomain
+
+
+def _served(target: str, origins: tuple[list[str] | None, bool, list[str] | None] | None, app: Any) -> str:
+    """What uvicorn or granian import: `target` itself, or, with origin options,
+    amfkit.serving.origins, which sets them on `target`'s gateway in each worker (`app`:
+    the gateway loaded here, None when it was not loaded)."""
+    if origins is None:
+        return target
+    if app is not None and (not hasattr(app, "cors") or not hasattr(app, "crossdomain")):
+        raise CLIError(f"--cors and --crossdomain need an amfkit Gateway; {target} is a {type(app).__name__}")
+    from ..serving import origins as serving_origins
+
+    os.environ[serving_origins.APP_ENV] = target
+    os.environ[serving_origins.ORIGINS_ENV] = serving_origins.settings_text(*origins)
     return "amfkit.serving.origins:app"
 
 
-def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: str, *, shown_target: str) -> int:
+def _serve_granian(
+    args: argparse.Namespace, target: str, base: str, workers: str, origins: tuple[list[str] | None, bool, list[str] | None] | None
+) -> int:
     """`amfkit serve --server granian`: RSGI for an app that has it (a Gateway), else
-    ASGI; the limits as amfkit.serving.granian maps them. `target` is what the workers
-    import (`shown_target`, the app the user named, is what is printed)."""
+    ASGI; the limits as amfkit.serving.granian maps them."""
     from .. import serving
     from ..serving import granian as serving_granian
 
     # The demo is built in the workers only (each builds its own, as under uvicorn).
     app = _check_app(target, demo=args.demo, load=not args.demo)
     interface = "rsgi" if args.demo or hasattr(app, "__rsgi__") else "asgi"
+    served = _served(target, origins, app)
     try:
         options = serving_granian.settings(
             workers=args.workers,
@@ -658,9 +666,9 @@ def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: st
         )
     except ValueError as e:
         raise CLIError(str(e)) from None
-    print(f"{PROG} serve: {shown_target} on {base} ({workers}, granian {interface.upper()})", file=sys.stderr)
+    print(f"{PROG} serve: {target} on {base} ({workers}, granian {interface.upper()})", file=sys.stderr)
     _announce_demo(args, base)
-    serving_granian.serve(target, args.host, args.port, options)
+    serving_granian.serve(served, args.host, args.port, options)
     return 0
 
 
