@@ -16,7 +16,7 @@ import pytest
 from amfkit.remoting import Principal
 
 import cors_app
-from chromium import Site, launch
+from sites import Site, launch
 from repo import ROOT
 from servers import Tagged, serve_asgi
 

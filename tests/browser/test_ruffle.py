@@ -26,7 +26,7 @@ import pytest
 
 from amfkit.remoting import Gateway, packet
 
-from chromium import Site, launch
+from sites import Site, launch
 from repo import ROOT
 from servers import serve_asgi
 

@@ -1,6 +1,7 @@
-"""Debian's Chromium driven by Playwright, for the tests of real browser clients (the
-pages of tests/browser): `launch()` gives a headless browser for a `with` block, and
-`Site` serves a page's files from a second origin, recording what was asked of it.
+"""Pages on a second origin, for the tests of real browser clients on other origins
+(tests/browser/test_origins.py, test_ruffle.py): `Site` serves a page's files, recording
+what was asked of it, and `launch()` gives Debian's Chromium, driven by Playwright, for a
+`with` block.
 
 `playwright install` is not used: the browser is Debian's `chromium` (`make system-deps`
 installs it), or `AMFKIT_CHROMIUM`. Without it, or without the playwright package, the
