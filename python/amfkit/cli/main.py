@@ -574,7 +574,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if server == "granian":
         return _serve_granian(args, target, base, workers, origins)
     http, http_options = _http_protocol(args)
-    served = _served(target, origins, _check_app(target, demo=args.demo))
+    app = _check_app(target, demo=args.demo)
+    served = _served(target, origins, None if args.demo else app)  # the demo is a Gateway
     print(f"{PROG} serve: {target} on {base} ({workers}, uvicorn)", file=sys.stderr)
     _announce_demo(args, base)
     # uvicorn imports the app itself (in every worker when there are several).
