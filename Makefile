@@ -100,7 +100,7 @@ test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D war
 	fi
 
 .PHONY: test-python
-test-python: build system-deps bench-deps js-deps ## build, then run pytest against the built extension (and the TypeScript codec's tests, through tests/js)
+test-python: build system-deps bench-deps js-deps ruffle-deps ## build, then run pytest against the built extension (and the TypeScript codec's tests, through tests/js)
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # The tests start a real PostgreSQL server (tests/support/pg.py) and a real Redis server
@@ -110,7 +110,7 @@ test-python: build system-deps bench-deps js-deps ## build, then run pytest agai
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -153,12 +153,14 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
-	@# benchmark's web server) and Chromium (the service browser's tests, driven by
-	@# Playwright): one apt-get for all.
+	@# benchmark's web server), Chromium (the browser tests, driven by Playwright) and
+	@# haxe (it compiles the SWF tests/browser/test_ruffle.py runs in Ruffle): one
+	@# apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v haxe >/dev/null 2>&1 || missing="$$missing haxe"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
@@ -222,6 +224,18 @@ js-deps: $(JS_STAMP) ## install the TypeScript codec's build tools into js/node_
 $(JS_STAMP): js/package.json js/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm not found: install Node.js 18 or newer with npm (apt-get install nodejs npm), then run make again" >&2; exit 1; }
 	cd js && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Ruffle (its self-hosted build from npm) for tests/browser/test_ruffle.py, once.
+RUFFLE_STAMP := tests/browser/ruffle/node_modules/.amfkit-ruffle.stamp
+
+.PHONY: ruffle-deps
+ruffle-deps: $(RUFFLE_STAMP) ## install Ruffle (npm @ruffle-rs/ruffle, pinned) into tests/browser/ruffle/node_modules for the Ruffle test (npm ci)
+	@true
+
+$(RUFFLE_STAMP): tests/browser/ruffle/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm not found: install Node.js 18 or newer with npm (apt-get install nodejs npm), then run make again" >&2; exit 1; }
+	cd tests/browser/ruffle && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .PHONY: js-build

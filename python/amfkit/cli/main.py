@@ -191,6 +191,28 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="log every request (off by default, to keep the request path short)",
     )
+    origins = serve.add_argument_group("other origins (docs/gateway.md, \"Clients on other origins\"; they replace the app's own)")
+    origins.add_argument(
+        "--cors",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="let pages of ORIGIN (such as https://game.example; repeatable) call the gateway and read its answers "
+        "(CORS, for Ruffle and JavaScript clients), or '*' for every origin",
+    )
+    origins.add_argument(
+        "--cors-credentials",
+        action="store_true",
+        help="with --cors: requests made with credentials (cookies, HTTP authentication) too (listed origins only)",
+    )
+    origins.add_argument(
+        "--crossdomain",
+        action="append",
+        default=None,
+        metavar="DOMAIN",
+        help="serve /crossdomain.xml letting SWFs from DOMAIN (game.example, *.cdn.example or '*'; repeatable) call the "
+        "gateway in Flash Player and AIR (default with --demo: the --host; else none)",
+    )
     limits = serve.add_argument_group("limits (docs/limits.md tells what happens past each)")
     limits.add_argument(
         "--limit-concurrency",
@@ -446,15 +468,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["AMFKIT_DEMO_BODY_TIMEOUT"] = str(args.body_timeout)
     base = f"http://{_url_host(args.host)}:{args.port}/"
     workers = f"{args.workers} worker{'s' if args.workers > 1 else ''}"
+    origins = _origin_options(args)
     if server == "granian":
-        return _serve_granian(args, target, base, workers)
+        return _serve_granian(args, target, base, workers, origins)
     http, http_options = _http_protocol(args)
-    _check_app(target, demo=args.demo)
+    app = _check_app(target, demo=args.demo)
+    served = _served(target, origins, None if args.demo else app)  # the demo is a Gateway
     print(f"{PROG} serve: {target} on {base} ({workers}, uvicorn)", file=sys.stderr)
     _announce_demo(args, base)
     # uvicorn imports the app itself (in every worker when there are several).
     uvicorn.run(
-        target,
+        served,
         host=args.host,
         port=args.port,
         workers=args.workers if args.workers > 1 else None,
@@ -475,7 +499,49 @@ def _announce_demo(args: argparse.Namespace, base: str) -> None:
         print(f"{PROG} serve: the service browser is at {base}", file=sys.stderr)
 
 
-def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: str) -> int:
+def _origin_options(args: argparse.Namespace) -> tuple[list[str] | None, bool, list[str] | None] | None:
+    """The checked --cors, --cors-credentials and --crossdomain (with --demo, whose policy
+    file names its own host unless told otherwise), or None when none applies."""
+    crossdomain = args.crossdomain
+    if crossdomain is None and args.demo and args.host not in ("0.0.0.0", "::", ""):
+        crossdomain = [args.host]  # the demo lets SWFs of its own host in, no others
+    if args.cors_credentials and not args.cors:
+        raise CLIError("--cors-credentials needs --cors (the origins allowed)")
+    cors = args.cors
+    if cors is None and crossdomain is None:
+        return None
+    if cors is not None and "*" in cors and len(cors) > 1:
+        raise CLIError("--cors '*' allows every origin: give it alone")
+    from ..remoting import cors as _cors, crossdomain as _crossdomain
+
+    try:  # refused here, once, rather than in every worker
+        if cors is not None:
+            _cors.CORSPolicy("*" if cors == ["*"] else cors, credentials=args.cors_credentials)
+        if crossdomain is not None:
+            _crossdomain.CrossDomainPolicy(crossdomain)
+    except (TypeError, ValueError) as e:
+        raise CLIError(str(e)) from None
+    return cors, args.cors_credentials, crossdomain
+
+
+def _served(target: str, origins: tuple[list[str] | None, bool, list[str] | None] | None, app: Any) -> str:
+    """What uvicorn or granian import: `target` itself, or, with origin options,
+    amfkit.serving.origins, which sets them on `target`'s gateway in each worker (`app`:
+    the gateway loaded here, None when it was not loaded)."""
+    if origins is None:
+        return target
+    if app is not None and (not hasattr(app, "cors") or not hasattr(app, "crossdomain")):
+        raise CLIError(f"--cors and --crossdomain need an amfkit Gateway; {target} is a {type(app).__name__}")
+    from ..serving import origins as serving_origins
+
+    os.environ[serving_origins.APP_ENV] = target
+    os.environ[serving_origins.ORIGINS_ENV] = serving_origins.settings_text(*origins)
+    return "amfkit.serving.origins:app"
+
+
+def _serve_granian(
+    args: argparse.Namespace, target: str, base: str, workers: str, origins: tuple[list[str] | None, bool, list[str] | None] | None
+) -> int:
     """`amfkit serve --server granian`: RSGI for an app that has it (a Gateway), else
     ASGI; the limits as amfkit.serving.granian maps them."""
     from .. import serving
@@ -484,6 +550,7 @@ def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: st
     # The demo is built in the workers only (each builds its own, as under uvicorn).
     app = _check_app(target, demo=args.demo, load=not args.demo)
     interface = "rsgi" if args.demo or hasattr(app, "__rsgi__") else "asgi"
+    served = _served(target, origins, app)
     try:
         options = serving_granian.settings(
             workers=args.workers,
@@ -500,7 +567,7 @@ def _serve_granian(args: argparse.Namespace, target: str, base: str, workers: st
         raise CLIError(str(e)) from None
     print(f"{PROG} serve: {target} on {base} ({workers}, granian {interface.upper()})", file=sys.stderr)
     _announce_demo(args, base)
-    serving_granian.serve(target, args.host, args.port, options)
+    serving_granian.serve(served, args.host, args.port, options)
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from time import perf_counter
 from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
 
 from .. import _amfkit
 from .._text import MAX_SHOWN, clip, error_text
@@ -19,9 +20,16 @@ from .packet import Body, Envelope, Header
 from .request import Answer, Request, Settings, Timings, fault_of
 from .services import Context, Fault, awaitable, with_asset_bytes
 
-__all__ = ["CONTENT_TYPE", "CONTENT_TYPES", "Settings", "answer_message", "handle"]
+__all__ = ["AMF0_ANSWERS", "CONTENT_TYPE", "CONTENT_TYPES", "Settings", "answer_message", "handle"]
 
 logger = logging.getLogger("amfkit.gateway")
+
+#: How a version-0 (AMF0) request may be answered (`Gateway(amf0_answers=...)`, or a
+#: request's `?amf0_answers=...`): "amf0", each body's value in AMF0 (what AS2 clients
+#: read); "avmplus", each body's value behind the AVM+ switch (0x11) in AMF3, which AS3
+#: clients read, Ruffle's AVM2 included where it loses AMF0 references (0x07).
+AMF0_ANSWERS = ("amf0", "avmplus")
+_SWITCH_PARAM = "amf0_answers="
 
 #: The response's content type.
 CONTENT_TYPE = "application/x-amf"
@@ -61,7 +69,7 @@ async def handle(
         else:
             answers.append(await _answer_call(request, target, response, value))
     await _finish(request)
-    return await _encode(version, request.out_headers, answers, settings)
+    return await _encode(version, request.out_headers, answers, settings, _switched(version, settings, query))
 
 
 async def _handle_timed(body: bytes, settings: Settings, query: str, receive: Receive | None, timings: Timings) -> bytes:
@@ -88,9 +96,30 @@ async def _handle_timed(body: bytes, settings: Settings, query: str, receive: Re
         timings.call(answer.target, started)
     await _finish(request)
     timings.restart()
-    out = await _encode(version, request.out_headers, answers, settings)
+    out = await _encode(version, request.out_headers, answers, settings, _switched(version, settings, query))
     timings.encoded()
     return out
+
+
+def _switched(version: int, settings: Settings, query: str) -> bool:
+    """Whether the answer to a request of this version (and URL query) writes each body
+    behind the AVM+ switch although the request is AMF0 (`AMF0_ANSWERS`)."""
+    if version == 3:
+        return False
+    mode = settings.amf0_answers
+    if query and _SWITCH_PARAM in query:
+        for k, v in parse_qsl(query, keep_blank_values=True):
+            if k == "amf0_answers" and v in AMF0_ANSWERS:
+                mode = v
+    return mode == "avmplus"
+
+
+def _versioned(out: bytes, version: int, switched: bool) -> bytes:
+    """A response packet encoded as version 3 (every body behind the switch) given the
+    request's own version back (a version-0 client reads a version-0 answer)."""
+    if not switched:
+        return out
+    return version.to_bytes(2, "big") + out[2:]
 
 
 async def answer_message(message: AbstractMessage, settings: Settings, *, push: bool = False) -> bytes:
@@ -193,11 +222,12 @@ async def _answer_plain(version: int, bodies: RawBodies, methods: list[Any], set
             answers.append((body.target, body.response, body.value))
         else:
             answers.append((response + "/onResult", "null", result))
+    switched = version != 3 and settings.amf0_answers == "avmplus"
     try:
-        return _amfkit.encode_packet(version, [], answers, default=settings.default)
+        return _versioned(_amfkit.encode_packet(3 if switched else version, [], answers, default=settings.default), version, switched)
     except Exception:  # the general encoder below finds the body that cannot be written
         pass
-    return await _encode(version, [], [Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)], settings)
+    return await _encode(version, [], [Answer(Body(*a), b[1], clip(b[0], MAX_SHOWN)) for a, b in zip(answers, bodies)], settings, switched)
 
 
 async def _answer_call(request: Request, target: str, response: str, value: Any) -> Answer:
@@ -237,21 +267,24 @@ def _fault_body(a: Answer, fault: Fault, debug: bool) -> Body:
     return status_body(a.response, fault, debug)
 
 
-async def _encode(version: int, headers: list[Header], answers: list[Answer], settings: Settings) -> bytes:
+async def _encode(version: int, headers: list[Header], answers: list[Answer], settings: Settings, switched: bool = False) -> bytes:
+    """The response packet of `answers`; `switched`: every body behind the AVM+ switch
+    although the request is AMF0 (the packet keeps the request's version)."""
     default = settings.default
+    wire = 3 if switched else version
     try:
-        return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+        return _versioned(packet.encode(Envelope(wire, headers, [a.body for a in answers]), default=default), version, switched)
     except Exception:  # an EncodeError, or an error raised by `default` or __writeamf__
         pass
     if await _read_assets(answers, settings.debug):  # Assets in a list or dict result
         try:
-            return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+            return _versioned(packet.encode(Envelope(wire, headers, [a.body for a in answers]), default=default), version, switched)
         except Exception:
             pass
     # Some result cannot be written: find it and answer a fault for that body only.
     for a in answers:
-        _make_encodable(a, settings, lambda body: packet.encode(Envelope(version, [], [body]), default=default))
-    return packet.encode(Envelope(version, headers, [a.body for a in answers]), default=default)
+        _make_encodable(a, settings, lambda body: packet.encode(Envelope(wire, [], [body]), default=default))
+    return _versioned(packet.encode(Envelope(wire, headers, [a.body for a in answers]), default=default), version, switched)
 
 
 async def _read_assets(answers: list[Answer], debug: bool) -> bool:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .._text import MAX_SHOWN, clip, error_text, shown
 from . import amf, jsonrpc, xmlrpc
 from . import http as _http
+from . import cors as _cors, crossdomain as _crossdomain
 from .auth import Authenticator, authenticate, split_credentials
 from .interfaces import asgi as _asgi, rsgi as _rsgi, wsgi as _wsgi
 from .interfaces.fastroute import AMFRoute
@@ -101,6 +102,20 @@ class Gateway:
       max-age=3600"; None: no such header).
     - `assets_fast_path`: under `amfkit serve`, answer GET and HEAD of small assets of a
       file system store from the HTTP protocol itself (`amfkit.assets.fastpath`).
+    - `cors`: the other origins whose pages may call the gateway and read its answers
+      (`"*"`, or origins such as `"https://game.example"`; None, the default: none),
+      on every answer and every interface (`amfkit.remoting.cors`); they may open the
+      WebSocket channel too. `cors_credentials`: requests made with credentials too
+      (listed origins only); `cors_max_age`: seconds a browser keeps a preflight's
+      answer; `cors_headers`: request headers to allow besides `cors.DEFAULT_HEADERS`.
+    - `crossdomain`: the domains whose SWFs Flash Player and AIR may let call the
+      gateway: `/crossdomain.xml` (`amfkit.remoting.crossdomain`; None: 404).
+    - `include` / `exclude`: per service name, the only methods callable, or methods
+      not callable (BlazeDS's include-methods and exclude-methods; `Services.register`).
+    - `amf0_answers`: how AMF0 (version 0) requests are answered: `"amf0"` (the
+      default), or `"avmplus"`: each body's value after the AVM+ switch (0x11) in AMF3,
+      which Ruffle's AVM2 reads whole where it loses AMF0 references (docs/gateway.md,
+      "Ruffle"); a request may ask for either with `?amf0_answers=...` in its URL.
     """
 
     def __init__(
@@ -129,8 +144,23 @@ class Gateway:
         assets_path: str = "/assets",
         assets_cache_control: str | None = "public, max-age=3600",
         assets_fast_path: bool = True,
+        cors: _cors.CORSOption = None,
+        cors_credentials: bool = False,
+        cors_max_age: int = _cors.DEFAULT_MAX_AGE,
+        cors_headers: Iterable[str] = (),
+        crossdomain: _crossdomain.CrossDomainPolicy | str | Iterable[str] | None = None,
+        include: Mapping[str, Iterable[str]] | None = None,
+        exclude: Mapping[str, Iterable[str]] | None = None,
+        amf0_answers: str = amf.AMF0_ANSWERS[0],
     ) -> None:
-        self.services = services if isinstance(services, Services) else Services(services)
+        if isinstance(services, Services):
+            self.services = services
+            for name, names in (include or {}).items():
+                services.restrict(name, include=names)
+            for name, names in (exclude or {}).items():
+                services.restrict(name, exclude=names)
+        else:
+            self.services = Services(services, include=include, exclude=exclude)
         self.debug = bool(debug)
         show_page = self.debug if browser is None else bool(browser)
         #: Whether POST answers carry Server-Timing (decided here only).
@@ -175,6 +205,14 @@ class Gateway:
         self.amf_fast_route = AMFRoute(self)
         if assets is not None:
             self._mount_assets(assets, assets_path, assets_cache_control, assets_fast_path)
+        #: Who may read the answers from other origins (None: nobody; set it to change).
+        self.cors: _cors.CORSPolicy | None = _cors.policy_of(cors, credentials=cors_credentials, max_age=cors_max_age, headers=cors_headers)
+        #: The `/crossdomain.xml` served (None: 404; set it to change).
+        self.crossdomain: _crossdomain.CrossDomainPolicy | None = _crossdomain.policy_of(crossdomain)
+        if amf0_answers not in amf.AMF0_ANSWERS:
+            raise ValueError(f"amf0_answers must be one of {', '.join(map(repr, amf.AMF0_ANSWERS))}")
+        #: How version-0 requests are answered unless one asks otherwise (`amf.AMF0_ANSWERS`).
+        self.amf0_answers = amf0_answers
         self._wsgi: _http.WSGIAdapter | None = None
 
     def _mount_assets(self, store: AssetStore | str, path: str, cache_control: str | None, fast_path: bool) -> None:
@@ -216,13 +254,27 @@ class Gateway:
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         """Answer one HTTP request. `path` may carry a query string (and is
         percent-encoded, as in a request line: it matters for asset names); header names
-        are matched without regard to case. Returns (status, headers, body)."""
+        are matched without regard to case. Returns (status, headers, body), with the
+        CORS headers of the gateway's `cors` (a preflight answered here)."""
         items = headers.items() if isinstance(headers, Mapping) else headers
         lowered: dict[str, str] = {}
         for k, v in items:
             k = k.lower()
             lowered[k] = lowered[k] + ", " + v if k in lowered else v
-        return await self._respond(method.upper(), path, lowered, bytes(body))
+        method = method.upper()
+        cors = self.cors
+        if cors is None:
+            return await self._respond(method, path, lowered, bytes(body))
+        origin = lowered.get("origin")
+        if method == "OPTIONS" and origin is not None and "access-control-request-method" in lowered:
+            return cors.preflight(
+                origin,
+                lowered["access-control-request-method"],
+                lowered.get("access-control-request-headers"),
+                "access-control-request-private-network" in lowered,
+            )
+        status, out_headers, out = await self._respond(method, path, lowered, bytes(body))
+        return status, [*out_headers, *cors.actual(origin)], out
 
     async def _respond(
         self,
@@ -236,8 +288,14 @@ class Gateway:
     ) -> _http.Response:
         """The HTTP core. `receive` is the ASGI request's (None under WSGI and `respond`:
         a parked poll then cannot see its client go away, and the channels that push are
-        not served); `scheme` the request's URL scheme, for discovery."""
+        not served); `scheme` the request's URL scheme, for discovery. CORS is the
+        interfaces' (preflights and the headers of every answer: `cors`)."""
         where, _, query = path.partition("?")
+        if where == _crossdomain.PATH:
+            policy = self.crossdomain
+            if policy is not None:
+                return policy.respond(method)
+            return _http.text_response(404, f"not found: {_crossdomain.PATH} (this gateway serves no cross-domain policy)")
         page = self.browser
         if page is not None and page.handles(where, method):
             return page.respond(method, path, headers)

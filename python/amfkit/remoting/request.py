@@ -45,6 +45,8 @@ class Settings(Protocol):
     understood_headers: frozenset[str]
     #: A `amfkit.messaging.Messaging`, or None: subscribe and poll are then faults.
     messaging: Any
+    #: How AMF0 requests are answered (`amf.AMF0_ANSWERS`).
+    amf0_answers: str
 
 
 def fault_of(error: BaseException, debug: bool) -> tuple[Fault, str | None]:

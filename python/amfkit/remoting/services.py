@@ -1,4 +1,5 @@
-"""Services: what a gateway calls, whatever the protocol (docs/gateway.md, "Services").
+"""Services: what a gateway calls, whatever the protocol, and which of a service's
+attributes are callable at all (docs/gateway.md, "Services").
 
     >>> from amfkit.remoting.services import Services
     >>> class Echo:
@@ -12,22 +13,27 @@
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
 import logging
+import os
+import sys
+import sysconfig
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._text import clip, error_text, shown
+from .._types import MixedArray
 from ..assets.names import InvalidAssetName
 from ..assets.store import Asset, AssetNotFound, AssetTooLarge
 
 #: Service errors are logged where the gateway logs.
 _log = logging.getLogger("amfkit.gateway")
 
-__all__ = ["INTERNAL_ERROR_MESSAGE", "Context", "Fault", "Method", "Principal", "Services", "requires", "with_asset_bytes"]
+__all__ = ["INTERNAL_ERROR_MESSAGE", "Context", "Fault", "Method", "Principal", "Services", "exposed", "requires", "with_asset_bytes"]
 
 
 class Fault(Exception):
@@ -172,9 +178,88 @@ _SIMPLE_TYPES: dict[Any, tuple[type, ...]] = {
     str: (str,),
     bool: (bool,),
     list: (list, tuple),
+    tuple: (list, tuple),
+    collections.abc.Sequence: (list, tuple),
+    collections.abc.MutableSequence: (list, tuple),
     dict: (dict,),
     bytes: (bytes, bytearray),
 }
+#: The annotations of a parameter that takes an array (`list`, `list[T]`, `tuple`,
+#: `Sequence[T]`...): an associative array with keys exactly 0..n-1 becomes a list.
+_SEQUENCES = (list, tuple, collections.abc.Sequence, collections.abc.MutableSequence)
+
+
+class _Listed:
+    """How a parameter annotated as an array takes an associative array (an AMF0 ECMA
+    array, or an AMF3 array with named members: a `MixedArray`) whose keys are exactly
+    0..n-1, as Ruffle writes a dense ActionScript Array: as the list of its values, in
+    key order; `items`, when its items are arrays too (`list[list[int]]`), the same for
+    each item. Any other associative array is a fault naming the parameter."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: _Listed | None) -> None:
+        self.items = items
+
+    def convert(self, value: Any, where: str) -> Any:
+        if type(value) is MixedArray:
+            value = _dense(value, where)
+        items = self.items
+        if items is None or not isinstance(value, (list, tuple)):
+            return value
+        out = None
+        for i, item in enumerate(value):
+            new = items.convert(item, f"{where}[{i}]")
+            if new is not item:
+                if out is None:
+                    out = list(value)
+                out[i] = new
+        return value if out is None else out
+
+
+def _dense(value: MixedArray, where: str) -> list[Any]:
+    """The values of an associative array keyed exactly 0..n-1 (ints, or their canonical
+    decimal text), in key order; a `Fault` naming `where` for any other."""
+    n = len(value)
+    out = []
+    for i in range(n):
+        if i in value:
+            out.append(value[i])
+            continue
+        text = str(i)
+        if text in value:
+            out.append(value[text])
+            continue
+        extra = next((k for k in value if not (isinstance(k, int) and 0 <= k < n) and not (isinstance(k, str) and k.isdigit() and str(int(k)) == k and int(k) < n)), None)
+        what = f"key {shown(str(extra))}" if extra is not None else f"no item {i}"
+        raise Fault(f"{where} must be an array, not an associative array with {what} (its keys are not exactly 0..{n - 1})", code="Client.Argument")
+    return out
+
+
+def _listed(annotation: Any) -> _Listed | None:
+    """How a parameter annotated `annotation` takes associative arrays (`_Listed`), or
+    None when it is not annotated as an array."""
+    if annotation is inspect.Parameter.empty or annotation is Any or isinstance(annotation, str):
+        return None
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, getattr(types, "UnionType", None)):
+        for arg in typing.get_args(annotation):
+            found = _listed(arg)
+            if found is not None:
+                return found
+        return None
+    kind = origin if origin is not None else annotation
+    if kind not in _SEQUENCES:
+        return None
+    args = typing.get_args(annotation)
+    items = None
+    if args:
+        # list[T], Sequence[T], tuple[T, ...]: T; tuple[A, B]: each alike or nothing.
+        first = args[0]
+        if kind is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            first = args[0] if all(a == args[0] for a in args) else None
+        items = _listed(first) if first is not None else None
+    return _Listed(items)
 
 
 def _accepted(annotation: Any) -> tuple[type, ...] | None:
@@ -211,6 +296,8 @@ class Method:
     checks: dict[str, tuple[type, ...]]
     is_async: bool
     doc: str
+    #: The parameters annotated as arrays, by name: how each takes an associative array.
+    arrays: dict[str, _Listed] = dataclasses.field(default_factory=dict)
     #: For signatures of plain positional parameters (no *args, **kwargs, keyword-only,
     #: context): how many are required, how many allowed, and each one's check; `call`
     #: then skips `inspect.Signature.bind`.
@@ -219,7 +306,9 @@ class Method:
     def __post_init__(self) -> None:
         params = list(self.signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        if plain and self.context_param is None:
+        # An array of arrays is looked at item by item: such a call takes `bind`.
+        nested = any(listed.items is not None for listed in self.arrays.values())
+        if plain and self.context_param is None and not nested:
             required = sum(1 for p in params if p.default is p.empty)
             checks = tuple(self.checks.get(p.name) for p in params)
             self.fast = (required, len(params), checks if any(c is not None for c in checks) else None)
@@ -260,7 +349,17 @@ class Method:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise Fault(f"{self.target}: {e}", code="Client.Argument") from None
+        arrays = self.arrays
         for name, value in bound.arguments.items():
+            listed = arrays.get(name) if arrays else None
+            if listed is not None:
+                param = self.signature.parameters[name]
+                where = f"{self.target}: argument {name!r}"
+                if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                    value = tuple(listed.convert(v, f"{where}[{i}]") for i, v in enumerate(value))
+                else:
+                    value = listed.convert(value, where)
+                bound.arguments[name] = value
             accepted = self.checks.get(name)
             if accepted is None:
                 continue
@@ -293,30 +392,221 @@ class _Entry:
     target: Any
     roles: frozenset[str]
     doc: str
+    #: The callable method names when `include` or `exclude` was given (None: `exposed`).
+    only: frozenset[str] | None = None
+
+
+def exposed(target: Any) -> list[str]:
+    """The names of the methods a client may call on a service object `target` (a
+    function service is called itself): for a module, the public functions it defines
+    (`__module__` is the module: not what it imports); for any other object, the public
+    functions that its class and that class's bases define in Python, as plain, static
+    or class methods (or `functools.wraps` wrappers of a function). Never what comes
+    from a built-in (C) class such as `object`, `dict` or `list`, nor from a class of
+    the standard library (`UserDict`, `Thread`...), nor an attribute set on the
+    instance itself. A name a class sets to something else (`clear = None`) hides its
+    bases' method of that name."""
+    if isinstance(target, types.ModuleType):
+        module = target.__name__
+        out = []
+        for attr, value in vars(target).items():
+            if attr.startswith("_") or not (inspect.isfunction(value) or inspect.isbuiltin(value)):
+                continue
+            if getattr(value, "__module__", None) == module:
+                out.append(attr)
+        return out
+    seen: set[str] = set()
+    out = []
+    for cls in type(target).__mro__:
+        if _foreign(cls):
+            continue
+        for attr, value in vars(cls).items():
+            if attr in seen or not isinstance(attr, str):
+                continue
+            seen.add(attr)
+            if not attr.startswith("_") and _python_function(value):
+                out.append(attr)
+    own = getattr(target, "__dict__", None)
+    if isinstance(own, dict) and own:
+        out = [a for a in out if a not in own]
+    return out
+
+
+def _defines(target: Any, name: str) -> bool:
+    """Whether `name` is one of `exposed(target)` (without listing them all)."""
+    if isinstance(target, types.ModuleType):
+        value = vars(target).get(name)
+        return (inspect.isfunction(value) or inspect.isbuiltin(value)) and getattr(value, "__module__", None) == target.__name__
+    own = getattr(target, "__dict__", None)
+    if isinstance(own, dict) and name in own:
+        return False  # set on the instance: never a method
+    for cls in type(target).__mro__:
+        if _foreign(cls):
+            continue
+        if name in vars(cls):
+            return _python_function(vars(cls)[name])
+    return False
+
+
+def _python_function(value: Any) -> bool:
+    """Whether a class attribute is a function defined in Python: plain, static or
+    class method, or a wrapper of one that says so (`__wrapped__`)."""
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if inspect.isfunction(value):
+        return True
+    if isinstance(value, type) or not callable(value) or getattr(value, "__wrapped__", None) is None:
+        return False
+    try:
+        return inspect.isfunction(inspect.unwrap(value))
+    except ValueError:  # a cycle of __wrapped__
+        return False
+
+
+_FOREIGN: dict[type, bool] = {}
+
+
+def _foreign(cls: type) -> bool:
+    """Whether `cls`'s methods are never a service's: a built-in (static C) class
+    (`object`, `dict`...) or a class of the standard library (`UserDict`, `Thread`...)."""
+    known = _FOREIGN.get(cls)
+    if known is None:
+        if not cls.__flags__ & _HEAPTYPE:
+            known = True  # a static type of C: object, dict, list...
+        else:
+            module = getattr(cls, "__module__", None)
+            # A class made where no module name was set (exec, a doctest) says "builtins".
+            known = isinstance(module, str) and module not in ("builtins", "__main__") and _stdlib(module)
+        _FOREIGN[cls] = known
+    return known
+
+
+#: Py_TPFLAGS_HEAPTYPE: set on every class made at run time (a class statement), not on
+#: the built-in types of C.
+_HEAPTYPE = 1 << 9
+
+
+def _stdlib(module: str) -> bool:
+    """Whether the module named `module` is a built-in one or of the standard library
+    (told by where it was loaded from: a project's own module may share a stdlib name)."""
+    if module in sys.builtin_module_names:
+        return True
+    loaded = sys.modules.get(module)
+    where = getattr(loaded, "__file__", None)
+    if not where:
+        return False  # made at run time (`type(...)`, a test's module), or a namespace package
+    where = os.path.realpath(where)
+    return any(where.startswith(root) for root in _STDLIB) and "-packages" not in where
+
+
+#: Where the standard library's modules live (the real paths, with a separator).
+_STDLIB = tuple(
+    {os.path.join(os.path.realpath(sysconfig.get_paths()[key]), "") for key in ("stdlib", "platstdlib")}
+)
+
+
+def _restricted(entry: _Entry, include: Iterable[str] | None, exclude: Iterable[str] | None) -> frozenset[str]:
+    if not _is_namespace(entry.target):
+        raise ValueError(f"service {shown(entry.name)} is a function: include and exclude name methods of an object")
+    if include is not None and exclude is not None:
+        raise ValueError(f"service {shown(entry.name)}: give include or exclude, not both")
+    return _checked_names(entry.name, entry.target, include, exclude)
+
+
+def _checked_names(service: str, target: Any, include: Iterable[str] | None, exclude: Iterable[str] | None) -> frozenset[str]:
+    """The callable method names of a service registered with `include` or `exclude`;
+    ValueError for a name that is not a method to include or exclude."""
+    if include is not None:
+        names = _name_set("include", service, include)
+        for name in names:
+            if name.startswith("_"):
+                raise ValueError(f"service {shown(service)}: include names {shown(name)}: names starting with '_' are never callable")
+            value = getattr(target, name, None)
+            if value is None or not callable(value) or isinstance(value, (type, types.ModuleType)):
+                raise ValueError(f"service {shown(service)}: include names {shown(name)}, which is not a method of it")
+        return names
+    default = set(exposed(target))
+    names = _name_set("exclude", service, exclude or ())
+    for name in names:
+        if name not in default:
+            raise ValueError(f"service {shown(service)}: exclude names {shown(name)}, which is not one of its callable methods")
+    return frozenset(default - names)
+
+
+def _name_set(option: str, service: str, names: Iterable[str]) -> frozenset[str]:
+    if isinstance(names, str):
+        raise TypeError(f"service {shown(service)}: {option} is a list of method names, not one string")
+    out = frozenset(names)
+    for name in out:
+        if not isinstance(name, str):
+            raise TypeError(f"service {shown(service)}: {option} holds {type(name).__name__}, not a method name")
+    return out
 
 
 class Services:
-    """A registry of services by name."""
+    """A registry of services by name.
 
-    def __init__(self, services: Mapping[str, Any] | None = None) -> None:
+    `include` and `exclude` map service names to method names, as `register` takes
+    them for one service (BlazeDS's include-methods and exclude-methods)."""
+
+    def __init__(
+        self,
+        services: Mapping[str, Any] | None = None,
+        *,
+        include: Mapping[str, Iterable[str]] | None = None,
+        exclude: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self._entries: dict[str, _Entry] = {}
         self._methods: dict[str, Method] = {}
-        for name, obj in (services or {}).items():
-            self.register(name, obj)
+        services = services or {}
+        for option, given in (("include", include), ("exclude", exclude)):
+            for name in given or ():
+                if name not in services:
+                    raise ValueError(f"{option} names {shown(name)}, which is not a service here")
+        for name, obj in services.items():
+            self.register(name, obj, include=(include or {}).get(name), exclude=(exclude or {}).get(name))
 
     # --- registration --------------------------------------------------------------
 
-    def register(self, name: str, obj: Any, *, roles: Iterable[str] | None = None) -> Any:
+    def register(
+        self,
+        name: str,
+        obj: Any,
+        *,
+        roles: Iterable[str] | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> Any:
         """Register `obj` (an instance, a class instantiated once here, a function, or a
-        module) under `name`. Returns `obj`."""
+        module) under `name`. Returns `obj`.
+
+        What a client may call on it is `exposed`'s rule: the functions its class and
+        that class's own bases define in Python (a module: the functions it defines),
+        never what it inherits from `object`, `dict` or another built-in or standard
+        library class, nor classes, modules or callables stored on the instance.
+        `include`: exactly these methods instead (anything callable the object has but
+        a class or a module; a name that is not one is a ValueError); `exclude`: all
+        but these (each must be one of the callable methods)."""
         # Dotted names are allowed ("com.example.Svc"): a target splits on its last dot.
         if not name or name.startswith("_"):
             raise ValueError(f"invalid service name {name!r}")
         target = obj() if isinstance(obj, type) else obj
         doc = inspect.getdoc(obj) or ""
-        self._entries[name] = _Entry(name, target, frozenset(roles or ()), doc)
+        entry = _Entry(name, target, frozenset(roles or ()), doc)
+        if include is not None or exclude is not None:
+            entry.only = _restricted(entry, include, exclude)
+        self._entries[name] = entry
         self._methods = {k: v for k, v in self._methods.items() if v.service != name}
         return obj
+
+    def restrict(self, name: str, *, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None) -> None:
+        """Make only the methods `include` names callable on the registered service
+        `name`, or all but those `exclude` names (as `register` takes them)."""
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ValueError(f"no service {shown(name)} to restrict")
+        entry.only = _restricted(entry, include, exclude)
+        self._methods = {k: v for k, v in self._methods.items() if v.service != name}
 
     def service(self, name: str | None = None, *, roles: Iterable[str] | None = None) -> Callable[[Any], Any]:
         """Decorator form of `register`: `@services.service("EchoService")`."""
@@ -352,12 +642,17 @@ class Services:
         missing = Fault(f"no method {shown(name)} on {shown(service)}", code="Server.ResourceUnavailable")
         if not name or name.startswith("_"):
             raise missing
+        if entry.only is not None:
+            if name not in entry.only:
+                raise missing
+        elif not _defines(entry.target, name):
+            raise missing
         try:
             fn = getattr(entry.target, name, None)
         except Exception:  # a property (or __getattr__) that raises is no method either
             _log.debug("reading %s of service %s failed", shown(name), shown(service), exc_info=True)
             raise missing from None
-        if fn is None or not callable(fn) or isinstance(fn, type):
+        if fn is None or not callable(fn) or isinstance(fn, (type, types.ModuleType)):
             raise missing
         return self._method(entry, name, fn)
 
@@ -374,6 +669,7 @@ class Services:
             hints = {}
         context_param = None
         checks: dict[str, tuple[type, ...]] = {}
+        arrays: dict[str, _Listed] = {}
         for p in sig.parameters.values():
             ann = hints.get(p.name, p.annotation)
             if ann is Context:
@@ -382,9 +678,12 @@ class Services:
             accepted = _accepted(ann)
             if accepted is not None:
                 checks[p.name] = accepted
+            listed = _listed(ann)
+            if listed is not None:
+                arrays[p.name] = listed
         roles = entry.roles | getattr(fn, "__amfkit_roles__", frozenset())
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
-        return Method(entry.name, name, fn, sig, roles, context_param, checks, is_async, inspect.getdoc(fn) or "")
+        return Method(entry.name, name, fn, sig, roles, context_param, checks, is_async, inspect.getdoc(fn) or "", arrays=arrays)
 
     # --- calls ---------------------------------------------------------------------
 
@@ -429,20 +728,18 @@ class Services:
     # --- discovery -----------------------------------------------------------------
 
     def methods(self, name: str) -> list[Method]:
-        """The public methods of one service. An attribute that cannot be read or
-        looked up (a property that raises, say) is left out, and logged."""
+        """The callable methods of one service (`exposed`, or its `include`), exactly
+        what a client may call. One that cannot be described is left out, and logged."""
         entry = self._entries[name]
         if callable(entry.target) and not _is_namespace(entry.target):
             return [self.lookup(name)]
         out: list[Method] = []
         try:
-            attrs = sorted(a for a in dir(entry.target) if isinstance(a, str))
+            attrs = sorted(entry.only if entry.only is not None else exposed(entry.target))
         except Exception:
             _log.error("cannot list the methods of service %s", shown(name), exc_info=True)
             return out
         for attr in attrs:
-            if attr.startswith("_"):
-                continue
             try:
                 out.append(self.lookup(f"{name}.{attr}"))
             except Fault:  # not callable, a class, or a property that raises: no method

@@ -13,7 +13,8 @@ answers some requests itself, as soon as they are parsed, with no ASGI task:
   synchronous methods, goes to the ASGI app as usual (a result to await, to a task);
 - a GET or HEAD of a small asset of a file system store (amfkit.assets.fastpath).
 
-The answers are the app's own, byte for byte but for the order of the headers.
+The answers are the app's own, byte for byte but for the order of the headers (the
+gateway's CORS headers included).
 `amfkit serve` sets the two limits through the environment variables
 `AMFKIT_HEADER_TIMEOUT` and `AMFKIT_MAX_HEADER_SIZE`. What happens past each, and every
 other limit: docs/limits.md ("The server").
@@ -107,6 +108,14 @@ def _route_holder(app: Any) -> Any:
             _HOLDERS.clear()
         entry = _HOLDERS[id(app)] = (app, holder)
     return entry[1]
+
+
+def _origin(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """A request's `Origin` header (None when absent)."""
+    for k, v in headers:
+        if k == b"origin":
+            return v
+    return None
 
 
 _DEFAULTS: list[Any] = [None, b""]
@@ -215,7 +224,11 @@ class HttpToolsProtocol(_Base):
                 if route is not None:
                     answer = route.answer(method, self.url, self.headers)
                     if answer is not None:
-                        self._send_answer(*answer)
+                        head, data = answer
+                        cors = getattr(holder, "cors", None)
+                        if cors is not None:  # the gateway's CORS headers, as its ASGI app adds them
+                            head += cors.lines(_origin(self.headers))
+                        self._send_answer(head, data)
                         return
         super().on_headers_complete()
 

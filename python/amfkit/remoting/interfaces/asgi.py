@@ -1,18 +1,25 @@
 """The gateway as an ASGI 3 app (`gateway(scope, receive, send)` is `app`): its short path
 for a plain AMF POST, messaging's HTTP streaming and WebSocket, GET and HEAD of assets,
-and everything else through `http.asgi` to the routing core (`Gateway._respond`)."""
+and everything else through `http.asgi` to the routing core (`Gateway._respond`). With
+the gateway's `cors`, a preflight is answered first and every other answer, whichever
+path gives it, carries the CORS headers; a WebSocket handshake's `Origin` is checked
+(`cors.websocket_allowed`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .. import amf
+from .. import amf, cors as _cors
 from .. import http as _http
+from ..._text import shown
 from .plain import Resumed, accepts, failure
 from .served import Served
 
 __all__ = ["app"]
+
+logger = logging.getLogger("amfkit.gateway")
 
 _CONTENT_TYPE_AMF = (b"content-type", amf.CONTENT_TYPE.encode())
 
@@ -26,6 +33,11 @@ async def app(gateway: Served, scope: dict[str, Any], receive: Callable[[], Any]
     general core, which answers the same way.
     """
     kind = scope["type"]
+    if kind == "http" and gateway.cors is not None:
+        with_cors = await _cors_http(gateway.cors, scope, send)
+        if with_cors is None:
+            return  # a preflight, answered
+        send = with_cors
     if kind == "http" and scope["method"] == "POST" and not scope.get("query_string"):
         accept = accepts(gateway, scope["path"], scope["headers"])
         if accept is not None:
@@ -86,15 +98,56 @@ async def app(gateway: Served, scope: dict[str, Any], receive: Callable[[], Any]
 
 
 async def _websocket(gateway: Served, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
-    """A WebSocket on the gateway's path is the messaging channel; without messaging,
-    or on another path, the handshake is refused (HTTP 403)."""
+    """A WebSocket on the gateway's path is the messaging channel, for clients that send
+    no `Origin`, pages of the gateway's own origin and of those its `cors` allows;
+    without messaging, on another path or from another origin, the handshake is refused
+    (HTTP 403)."""
     if gateway.messaging is not None and gateway._on_path(scope["path"]):
-        from ...messaging import websocket
+        origin = host = None
+        for k, v in scope["headers"]:
+            if k == b"origin":
+                origin = v.decode("latin-1")
+            elif k == b"host":
+                host = v.decode("latin-1")
+        if _cors.websocket_allowed(gateway.cors, origin, host, scope.get("scheme")):
+            from ...messaging import websocket
 
-        await websocket.serve(gateway, scope, receive, send)
-        return
+            await websocket.serve(gateway, scope, receive, send)
+            return
+        logger.info("WebSocket refused: origin %s is not allowed", shown(origin))
     if (await receive()).get("type") == "websocket.connect":
         await send({"type": "websocket.close", "code": 1008})
+
+
+async def _cors_http(cors: _cors.CORSPolicy, scope: dict[str, Any], send: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """For an HTTP request under a CORS policy: None when it was a preflight (answered
+    here), else a `send` that adds the CORS headers to the response's start."""
+    origin = requested = None
+    for k, v in scope["headers"]:
+        if k == b"origin":
+            origin = v
+        elif k == b"access-control-request-method":
+            requested = v
+    if scope["method"] == "OPTIONS" and origin is not None and requested is not None:
+        headers = None
+        private = False
+        for k, v in scope["headers"]:
+            if k == b"access-control-request-headers":
+                headers = v.decode("latin-1") if headers is None else headers + ", " + v.decode("latin-1")
+            elif k == b"access-control-request-private-network":
+                private = True
+        await _http.send_response(send, cors.preflight(origin.decode("latin-1"), requested.decode("latin-1"), headers, private))
+        return None
+    extra = cors.raw(origin)
+    if not extra:
+        return send
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
 
 
 def _replay(message: dict[str, Any], receive: Callable[[], Any]) -> Callable[[], Any]:

@@ -59,30 +59,32 @@ def accepts_type(gateway: Served, path: str, content_type: str | None) -> str | 
     return accepts(gateway, path, [(b"content-type", content_type.encode("latin-1"))] if content_type else ())
 
 
-def ok(gateway: Served, out: bytes, accept: str) -> _http.Response:
-    """The 200 response carrying a response packet, gzipped as `accept` allows."""
+def ok(gateway: Served, out: bytes, accept: str, extra: Iterable[tuple[str, str]] = ()) -> _http.Response:
+    """The 200 response carrying a response packet, gzipped as `accept` allows; `extra`:
+    more headers (CORS)."""
     out, coding = _http.compress(out, accept, gateway.gzip_threshold, gateway.gzip_level)
-    return 200, [CONTENT_TYPE, *coding.text, ("content-length", str(len(out)))], out
+    return 200, [CONTENT_TYPE, *coding.text, ("content-length", str(len(out))), *extra], out
 
 
-async def answer(gateway: Served, pending: Awaitable[bytes], accept: str) -> _http.Response:
+async def answer(gateway: Served, pending: Awaitable[bytes], accept: str, extra: Iterable[tuple[str, str]] = ()) -> _http.Response:
     """The response to a plain AMF request whose response packet `pending` gives."""
     try:
         out = await pending
     except Exception as e:
-        return failure(e)
-    return ok(gateway, out, accept)
+        return failure(e, extra)
+    return ok(gateway, out, accept, extra)
 
 
-def failure(error: Exception) -> _http.Response:
+def failure(error: Exception, extra: Iterable[tuple[str, str]] = ()) -> _http.Response:
     """The answer when answering a plain AMF request raised `error` (called in its
     `except` block): 400 for a malformed packet, as the core says; anything else is a
     bug (every body's failure is a fault already), logged and answered 500 as the
-    general core answers one."""
+    general core answers one. `extra`: more headers (CORS)."""
     if isinstance(error, _http.HTTPError):
-        return error.response()
+        status, headers, body = error.response()
+        return status, [*headers, *extra], body
     logger.exception("unexpected error answering an AMF request")
-    return _http.text_response(500, "internal server error")
+    return _http.text_response(500, "internal server error", extra)
 
 
 def answer_now(gateway: Served, body: bytes) -> bytes | Awaitable[bytes] | None:

@@ -1,7 +1,8 @@
 """The gateway as an RSGI app (granian's own interface: `granian --interface rsgi`,
 `amfkit serve --server granian`; `gateway.__rsgi__` is `app`): the short path as under
-ASGI, for a plain AMF POST that declares its length; everything else is the ASGI app's,
-run through `amfkit.rsgi` (the same answers, WebSocket and streaming included)."""
+ASGI, for a plain AMF POST that declares its length (with the CORS headers of the
+gateway's `cors`); everything else is the ASGI app's, run through `amfkit.rsgi` (the same
+answers, WebSocket, streaming and CORS included)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,20 @@ async def app(gateway: Served, scope: Any, protocol: Any) -> None:
             try:
                 body = await _http.within_deadline(timer, task, protocol())
             except _http.HTTPError as e:
-                _bridge.respond(protocol, _http.refused(e))
+                status, headers, text = _http.refused(e)
+                cors = gateway.cors
+                if cors is not None:
+                    headers = [*headers, *cors.actual(scope.headers.get("origin"))]
+                _bridge.respond(protocol, (status, headers, text))
                 return
             except _bridge.Closed:
                 return  # the client went away
             finally:
                 timer.stop(task)
-            # The plain answer's headers under RSGI: `plain.ok`'s.
-            _bridge.respond(protocol, await answer(gateway, amf.handle(body, gateway, receive=_bridge.disconnected(protocol)), accept))
+            # The plain answer's headers under RSGI: `plain.ok`'s (and CORS's).
+            cors = gateway.cors
+            extra = cors.actual(scope.headers.get("origin")) if cors is not None else ()
+            _bridge.respond(protocol, await answer(gateway, amf.handle(body, gateway, receive=_bridge.disconnected(protocol)), accept, extra))
             return
     await _bridge.serve(gateway, scope, protocol)
 

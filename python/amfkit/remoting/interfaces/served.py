@@ -10,6 +10,7 @@ from ..request import Settings
 
 if TYPE_CHECKING:
     from ...assets.http import AssetServer
+    from ..cors import CORSPolicy
 
 __all__ = ["Served"]
 
@@ -24,6 +25,7 @@ class Served(Settings, Protocol):
     gzip_level: int
     body_timer: _http.BodyTimer
     assets: AssetServer | None
+    cors: CORSPolicy | None
 
     def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> Awaitable[None]: ...
 
