@@ -110,7 +110,7 @@ test-python: build system-deps bench-deps js-deps ## build, then run pytest agai
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, tshark, tcpdump; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -153,12 +153,16 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
-	@# benchmark's web server) and Chromium (the service browser's tests, driven by
-	@# Playwright): one apt-get for all.
+	@# benchmark's web server), Chromium (the service browser's tests, driven by
+	@# Playwright), tcpdump (the capture tests record loopback traffic) and tshark (they
+	@# check what amfkit reads from a pcap against it; its debconf question about
+	@# non-root capture is answered "no" beforehand): one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ command -v tshark || [ -x /usr/bin/tshark ]; } >/dev/null 2>&1 || missing="$$missing tshark"; \
+	{ command -v tcpdump || [ -x /usr/bin/tcpdump ]; } >/dev/null 2>&1 || missing="$$missing tcpdump"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
@@ -167,6 +171,9 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
 	else echo "error: installing$$missing needs root: run 'sudo apt-get install -y$$missing', then make again" >&2; exit 1; \
+	fi; \
+	if command -v debconf-set-selections >/dev/null 2>&1; then \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | $$sudo debconf-set-selections; \
 	fi; \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q \
 	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing \
