@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import perf_counter
@@ -176,6 +177,17 @@ class Gateway:
         if assets is not None:
             self._mount_assets(assets, assets_path, assets_cache_control, assets_fast_path)
         self._wsgi: _http.WSGIAdapter | None = None
+
+    @classmethod
+    def from_capture(cls, *paths: str | os.PathLike[str], match: str = "arguments", **options: Any) -> Gateway:
+        """A gateway answering the calls recorded in the capture files `paths` (HAR,
+        mitmproxy flows, pcap: `amfkit.capture`), matched by target and arguments
+        (`match="target"` or `"order"` for looser matching); other options as for
+        `Gateway`. docs/capture.md, "Replay"."""
+        from ..capture.replay import replay_gateway
+
+        gateway: Gateway = replay_gateway(paths, match=match, gateway_cls=cls, **options)
+        return gateway
 
     def _mount_assets(self, store: AssetStore | str, path: str, cache_control: str | None, fast_path: bool) -> None:
         from ..assets.filesystem import FileStore
