@@ -178,7 +178,7 @@ def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | No
         cid = getattr(msg, "correlationId", None)
         if isinstance(cid, str):
             by_correlation.setdefault(cid, body)
-    out = []
+    out: list[Call] = []
     for body in request.bodies:
         msg = message_of(body.value)
         if msg is None:

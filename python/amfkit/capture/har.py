@@ -35,7 +35,7 @@ def read_har(data: bytes, *, name: str = "capture.har", max_body_size: int = DEF
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
         raise CaptureError("not a HAR file: no log.entries list")
-    out = []
+    out: list[Exchange] = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue

@@ -56,7 +56,7 @@ def read_pcap(
 ) -> list[Exchange]:
     """The HTTP exchanges of a pcap or pcapng file, in the order their requests began."""
     try:
-        import dpkt
+        import dpkt  # type: ignore[import-untyped]
     except ImportError as e:
         raise CaptureError(f"reading pcap files needs dpkt and h11 (pip install 'amfkit[capture]'): {e}") from None
     connections: dict[tuple[Endpoint, Endpoint], _Connection] = {}
