@@ -35,9 +35,9 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .main import CLIError, _import_amfkit
+    from .errors import CLIError, import_amfkit
 
-    _import_amfkit()
+    import_amfkit()
     from .. import capture
 
     found = capture.Calls()

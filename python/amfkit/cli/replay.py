@@ -18,9 +18,9 @@ ENV = "AMFKIT_REPLAY"
 def prepare(files: list[str], match: str) -> str:
     """Check that the captures hold calls, put them in the environment for the workers,
     and return the app to serve."""
-    from .main import CLIError, _import_amfkit
+    from .errors import CLIError, import_amfkit
 
-    _import_amfkit()
+    import_amfkit()
     from .. import capture
 
     total = 0
