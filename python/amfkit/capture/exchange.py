@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._text import error_text
-from ..remoting.http import DEFAULT_MAX_BODY_SIZE, HTTPError, inflate, media_type
+from .. import compression
+from .._text import shown
+from ..remoting.http import DEFAULT_MAX_BODY_SIZE, media_type
 
 __all__ = ["CaptureError", "Exchange", "DEFAULT_MAX_BODY_SIZE", "decoded_body"]
 
@@ -57,15 +58,40 @@ class Exchange:
 
 
 def decoded_body(data: bytes, encoding: str | None, limit: int, what: str, notes: list[str]) -> bytes | None:
-    """`data` freed of its `Content-Encoding` (gzip, deflate, identity), at most `limit`
-    bytes out (a compressed bomb stops there); None, with a note, when it cannot be."""
+    """`data` freed of its `Content-Encoding` (gzip, deflate, identity, or a list of
+    them, undone last first) by `amfkit.compression`, at most `limit` bytes out (a
+    compressed bomb stops there); None, with a note, when it cannot be."""
     if len(data) > limit:
         notes.append(f"{what} of {len(data)} bytes is over the {limit}-byte limit")
         return None
-    if not encoding:
-        return data
+    codings = [c.strip().lower() for c in (encoding or "").split(",")]
+    for coding in reversed([c for c in codings if c and c != "identity"]):
+        fmt = _FORMATS.get(coding)
+        if fmt is None:
+            notes.append(f"{what}: content coding {shown(coding)} is not read (gzip and deflate are)")
+            return None
+        try:
+            data = _inflate(data, fmt, limit)
+        except compression.CompressionError as e:
+            if e.kind == "too-large":
+                notes.append(f"{what}: {coding} inflates to more than {limit} bytes")
+            elif e.kind == "corrupt":
+                notes.append(f"{what}: corrupt {coding} data ({e.detail})")
+            else:
+                notes.append(f"{what}: {e}")
+            return None
+    return data
+
+
+#: HTTP content codings and the compression format each names.
+_FORMATS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "zlib"}
+
+
+def _inflate(data: bytes, fmt: str, limit: int) -> bytes:
     try:
-        return inflate(data, encoding, limit)
-    except HTTPError as e:
-        notes.append(f"{what}: {error_text(e).replace('request body', 'body')}")
-        return None
+        return compression.inflate(data, fmt, limit)
+    except compression.CompressionError as e:
+        # "deflate" is zlib-wrapped (RFC 9110), but some servers send raw deflate.
+        if fmt != "zlib" or e.kind != "corrupt":
+            raise
+        return compression.inflate(data, "deflate", limit)
