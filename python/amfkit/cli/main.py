@@ -1,6 +1,6 @@
 """`amfkit`: the command line. `amfkit --help` lists the commands; docs/cli.md has them all.
 
-    amfkit decode | encode | sol | call | bench | serve | assets | inspect ...   (amfkit COMMAND --help)
+    amfkit decode | encode | sol | call | bench | serve | assets | inspect | scaffold | mitmproxy-addon ...
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
 read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
@@ -254,9 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .assets import add_parser as add_assets_parser
     from .inspect import add_parser as add_inspect_parser
+    from .mitmproxy import add_parser as add_mitmproxy_parser
 
     add_assets_parser(sub)
     add_inspect_parser(sub)
+    add_mitmproxy_parser(sub)
     return parser
 
 
