@@ -255,9 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .assets import add_parser as add_assets_parser
     from .inspect import add_parser as add_inspect_parser
     from .mitmproxy import add_parser as add_mitmproxy_parser
+    from .scaffold import add_parser as add_scaffold_parser
 
     add_assets_parser(sub)
     add_inspect_parser(sub)
+    add_scaffold_parser(sub)
     add_mitmproxy_parser(sub)
     return parser
 
