@@ -36,7 +36,6 @@ class Limits:
     max_size: int = _amfkit.DEFAULT_MAX_SIZE
 
 
-@dataclass
 class Call:
     """One call of a capture and what answered it.
 
@@ -44,21 +43,75 @@ class Call:
     destination and operation) or "command NAME" for a Flex CommandMessage; `arguments`
     the argument list; `result` the value answered (a Flex acknowledgement's body);
     `fault` (code, message, details) when the answer was a fault; `answered` False when
-    the capture holds no answer for it."""
+    the capture holds no answer for it.
 
-    index: int
-    exchange: Exchange
-    version: int
-    response_uri: str
-    target: str
-    arguments: list[Any]
-    message: AbstractMessage | None = None
-    answered: bool = False
-    result: Any = None
-    fault: tuple[str, str, Any] | None = None
-    answer: Any = None
-    headers: list[packet.Header] = field(default_factory=list)
-    batch: int = 1
+    A call read from a capture keeps its answer as the response's bytes and decodes it
+    when `result` or `answer` is read (each time: a capture of thousands of large answers
+    is never held decoded at once); the arguments and the fault are decoded up front."""
+
+    __slots__ = ("index", "exchange", "version", "response_uri", "target", "arguments", "message", "answered", "fault",
+                 "headers", "batch", "_result", "_answer", "_source")
+
+    def __init__(
+        self,
+        index: int,
+        exchange: Exchange,
+        version: int,
+        response_uri: str,
+        target: str,
+        arguments: list[Any],
+        message: AbstractMessage | None = None,
+        answered: bool = False,
+        result: Any = None,
+        fault: tuple[str, str, Any] | None = None,
+        answer: Any = None,
+        headers: list[packet.Header] | None = None,
+        batch: int = 1,
+    ) -> None:
+        self.index = index
+        self.exchange = exchange
+        self.version = version
+        self.response_uri = response_uri
+        self.target = target
+        self.arguments = arguments
+        self.message = message
+        self.answered = answered
+        self.fault = fault
+        self.headers = headers if headers is not None else []
+        self.batch = batch
+        self._result = result
+        self._answer = answer
+        #: (the response packet's bytes, the answering body's index, the limits).
+        self._source: tuple[bytes, int, Limits] | None = None
+
+    def __repr__(self) -> str:
+        return f"Call({self.index}, {self.target!r}, {self.outcome})"
+
+    def _decoded(self) -> tuple[Any, Any]:
+        """(result, answer) from the response's bytes."""
+        assert self._source is not None
+        raw, i, limits = self._source
+        body = packet.decode(raw, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size).bodies[i]
+        msg = message_of(body.value)
+        if msg is not None:
+            return (None if isinstance(msg, ErrorMessage) else msg.body), msg
+        return (None if self.fault is not None else body.value), body.value
+
+    @property
+    def result(self) -> Any:
+        return self._decoded()[0] if self._source is not None else self._result
+
+    @result.setter
+    def result(self, value: Any) -> None:
+        self._source, self._result = None, value
+
+    @property
+    def answer(self) -> Any:
+        return self._decoded()[1] if self._source is not None else self._answer
+
+    @answer.setter
+    def answer(self, value: Any) -> None:
+        self._source, self._answer = None, value
 
     @property
     def kind(self) -> str:
@@ -142,42 +195,42 @@ def calls_of(exchanges: Iterable[Exchange], limits: Limits = Limits()) -> Calls:
             if not ex.notes:
                 out.problems.append(f"{where}: no request body recorded")
             continue
-        request, why = _decode(ex.request_body, ex.candidates.get("request", ()), limits)
+        request, why, _ = _decode(ex.request_body, ex.candidates.get("request", ()), limits)
         if request is None:
             out.problems.append(f"{where}: request: {why}")
             continue
-        response = None
+        response, raw = None, b""
         if ex.response_body is not None:
-            response, why = _decode(ex.response_body, ex.candidates.get("response", ()), limits)
+            response, why, raw = _decode(ex.response_body, ex.candidates.get("response", ()), limits)
             if response is None:
                 out.problems.append(f"{where}: response: {why}")
-        out.calls.extend(_pair(ex, request, response, len(out.calls)))
+        out.calls.extend(_pair(ex, request, response, len(out.calls), (raw, limits)))
     return out
 
 
-def _decode(data: bytes, alternatives: Iterable[bytes], limits: Limits) -> tuple[packet.Envelope | None, str]:
-    """The packet in `data` (or the first of `alternatives` that decodes), or None and
-    the first error."""
+def _decode(data: bytes, alternatives: Iterable[bytes], limits: Limits) -> tuple[packet.Envelope | None, str, bytes]:
+    """The packet in `data` (or the first of `alternatives` that decodes) and the bytes
+    it was read from, or None and the first error."""
     first = ""
     for raw in (data, *alternatives):
         try:
-            return packet.decode(raw, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size), ""
+            return packet.decode(raw, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size), "", raw
         except Exception as e:  # DecodeError, or a reader of an externalizable class
             if not first:
                 first = f"not an AMF packet: {error_text(e)}" if raw else "empty body"
-    return None, first
+    return None, first, b""
 
 
-def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | None, start: int) -> list[Call]:
-    answers: dict[str, packet.Body] = {}
-    by_correlation: dict[str, packet.Body] = {}
-    for body in response.bodies if response is not None else ():
+def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | None, start: int, source: tuple[bytes, Limits]) -> list[Call]:
+    answers: dict[str, tuple[int, packet.Body]] = {}
+    by_correlation: dict[str, tuple[int, packet.Body]] = {}
+    for i, body in enumerate(response.bodies if response is not None else ()):
         uri, _, _ = body.target.rpartition("/")
-        answers.setdefault(uri, body)
+        answers.setdefault(uri, (i, body))
         msg = message_of(body.value)
         cid = getattr(msg, "correlationId", None)
         if isinstance(cid, str):
-            by_correlation.setdefault(cid, body)
+            by_correlation.setdefault(cid, (i, body))
     out: list[Call] = []
     for body in request.bodies:
         msg = message_of(body.value)
@@ -194,26 +247,21 @@ def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | No
             if by_id is not None:
                 answer = by_id
         if answer is not None:
-            _answer(call, answer)
+            _answer(call, *answer, source)
         out.append(call)
     return out
 
 
-def _answer(call: Call, body: packet.Body) -> None:
+def _answer(call: Call, index: int, body: packet.Body, source: tuple[bytes, Limits]) -> None:
+    """Pair `call` with the response body `index`: the fault now, the result and answer
+    decoded again from the response's bytes when read."""
     call.answered = True
     msg = message_of(body.value)
-    if msg is not None:
-        call.answer = msg
-        if isinstance(msg, ErrorMessage):
-            call.fault = fault_of(msg)
-        else:
-            call.result = msg.body
-        return
-    call.answer = body.value
-    if body.target.endswith("/onStatus"):
+    if isinstance(msg, ErrorMessage):
+        call.fault = fault_of(msg)
+    elif msg is None and body.target.endswith("/onStatus"):
         call.fault = fault_of(body.value)
-    else:
-        call.result = body.value
+    call._source = (source[0], index, source[1])
 
 
 def fault_of(value: Any) -> tuple[str, str, Any]:

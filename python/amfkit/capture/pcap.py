@@ -93,6 +93,7 @@ def read_pcap(
     out: list[Exchange] = []
     for conn in sorted([*finished, *connections.values()], key=lambda c: c.first):
         out.extend(_http(conn, name, max_body_size))
+        conn.streams.clear()  # its bytes are in the exchanges now
     out.sort(key=lambda e: e.time or 0.0)
     for i, ex in enumerate(out):
         ex.index = i
