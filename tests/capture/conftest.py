@@ -65,6 +65,28 @@ def _wait_for_line(proc: subprocess.Popen[bytes], text: bytes, what: str) -> Non
             return
 
 
+#: The AMF exchanges of one client session (capture_client.run): one POST each.
+SESSION_EXCHANGES = len(capture_client.NETCONNECTION_CALLS) + 1 + 3
+
+
+def _wait_for_capture(path: Path, dump: subprocess.Popen[bytes]) -> None:
+    """Wait until tcpdump has written every exchange of the session with its answer
+    (it writes each packet as it sees it, -U; the loopback may still be delivering)."""
+    from amfkit import capture
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            exchanges = capture.read(path)
+        except capture.CaptureError:
+            exchanges = []
+        done = [e for e in exchanges if e.response_body is not None and e.status is not None]
+        if len(done) >= SESSION_EXCHANGES:
+            return
+        assert dump.poll() is None and time.monotonic() < deadline, f"tcpdump wrote {len(done)} of {SESSION_EXCHANGES} exchanges"
+        time.sleep(0.1)
+
+
 @pytest.fixture(scope="session")
 def recording(tmp_path_factory: pytest.TempPathFactory, python_exe: str) -> Iterator[Recording]:
     tcpdump = shutil.which("tcpdump")
@@ -95,6 +117,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory, python_exe: str) -> Iter
             _wait_for_line(dump, b"listening on", "tcpdump")
             _wait_for_port(proxy_port, proxy, "mitmdump")
             paths.seen = capture_client.run(f"http://{HOST}:{proxy_port}/gateway")
+            _wait_for_capture(paths.pcap, dump)
         finally:
             proxy.send_signal(signal.SIGINT)  # mitmdump writes the HAR file as it stops
             proxy.communicate(timeout=60)
