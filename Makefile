@@ -110,7 +110,7 @@ test-python: build system-deps bench-deps js-deps ruffle-deps ## build, then run
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe, tshark, tcpdump; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -153,14 +153,18 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
-	@# benchmark's web server), Chromium (the browser tests, driven by Playwright) and
-	@# haxe (it compiles the SWF tests/browser/test_ruffle.py runs in Ruffle): one
-	@# apt-get for all.
+	@# benchmark's web server), Chromium (the browser tests, driven by Playwright), haxe
+	@# (it compiles the SWF tests/browser/test_ruffle.py runs in Ruffle), tcpdump (the
+	@# capture tests record loopback traffic) and tshark (they check what amfkit reads
+	@# from a pcap against it; its debconf question about non-root capture is answered
+	@# "no" beforehand): one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v haxe >/dev/null 2>&1 || missing="$$missing haxe"; \
+	{ command -v tshark || [ -x /usr/bin/tshark ]; } >/dev/null 2>&1 || missing="$$missing tshark"; \
+	{ command -v tcpdump || [ -x /usr/bin/tcpdump ]; } >/dev/null 2>&1 || missing="$$missing tcpdump"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
@@ -169,6 +173,9 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	if [ "$$(id -u)" = 0 ]; then sudo=""; \
 	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
 	else echo "error: installing$$missing needs root: run 'sudo apt-get install -y$$missing', then make again" >&2; exit 1; \
+	fi; \
+	if command -v debconf-set-selections >/dev/null 2>&1; then \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | $$sudo debconf-set-selections; \
 	fi; \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q \
 	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing \
@@ -207,6 +214,10 @@ bench: build bench-deps ## build, then every benchmark: out/bench.json and the H
 	$(VENV)/bin/amfkit bench $(ARGS) --json out/bench.json --report out/bench.html
 
 .PHONY: bench-deps
+.PHONY: bench-capture
+bench-capture: build ## the largest capture: a 56 MB pcap of 2,000 calls read by amfkit inspect --summary and Gateway.from_capture, one call replayed (time, peak memory; ARGS='--quick')
+	$(VENV)/bin/python tools/capture_big_bench.py $(ARGS)
+
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
 	@command -v wrk >/dev/null 2>&1 && exit 0; \
 	echo "wrk not found (the gateway benchmark's load generator): installing it"; \

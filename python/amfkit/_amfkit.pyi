@@ -25,6 +25,7 @@ __all__ = [
     "amf3_encode",
     "decode_packet",
     "encode_packet",
+    "decode_packet_layout",
     "decode_sol",
     "decode_values",
     "encode_sol",
@@ -56,6 +57,15 @@ def decode_packet(
     max_size: int = 268_435_456,
     tz_aware: bool = False,
 ) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]: ...
+def decode_packet_layout(
+    data: _Buffer,
+    /,
+    *,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    tz_aware: bool = False,
+) -> tuple[int, list[tuple[str, bool, Any, int, int, int]], list[tuple[str, str, Any, int, int, int]]]: ...
 def encode_packet(
     version: int,
     headers: Iterable[tuple[str, bool, Any]],
@@ -107,6 +117,7 @@ def encode_values(
     layout: dict[int, Any] | None = None,
     inline_strings: bool = False,
     max_depth: int = 1024,
+    switch: bool = False,
 ) -> bytes: ...
 
 class AMFError(Exception): ...

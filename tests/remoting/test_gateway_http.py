@@ -559,7 +559,7 @@ def test_end_to_end_wsgi(server_kind: str) -> None:
     "argv,message",
     [
         (["serve"], "MODULE:ATTR"),
-        (["serve", "os:sep", "--demo"], "not both"),
+        (["serve", "os:sep", "--demo"], "give one of MODULE:ATTR, --demo and --replay"),
         (["serve", "no_such_module_xyz:app"], "no such module"),
         (["serve", "os"], "not MODULE:ATTR"),
         (["serve", "os:nope"], "no attribute"),

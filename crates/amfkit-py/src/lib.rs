@@ -37,6 +37,7 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode::api::amf3_encode, m)?)?;
     m.add_function(wrap_pyfunction!(packet::decode_packet, m)?)?;
     m.add_function(wrap_pyfunction!(packet::encode_packet, m)?)?;
+    m.add_function(wrap_pyfunction!(packet::decode_packet_layout, m)?)?;
     m.add_function(wrap_pyfunction!(sol::decode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(nested::decode_values, m)?)?;

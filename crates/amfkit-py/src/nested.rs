@@ -103,9 +103,12 @@ pub fn decode_values<'py>(
 
 /// Encode what `decode_values` read (edited or not) with the encoding choices it
 /// recorded: one value, or with `stream` each item of a list, sharing one reference
-/// context.
+/// context. `switch` (AMF0 only): each value is written as the AVM+ switch (0x11) and
+/// an AMF3 value, as remoting bodies carry AMF3 (the reader goes through the switch
+/// by itself).
 #[pyfunction]
-#[pyo3(signature = (value, version, /, *, stream=false, layout=None, inline_strings=false, max_depth=1024))]
+#[pyo3(signature = (value, version, /, *, stream=false, layout=None, inline_strings=false, max_depth=1024, switch=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn encode_values<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
@@ -114,12 +117,14 @@ pub fn encode_values<'py>(
     layout: Option<Bound<'py, PyDict>>,
     inline_strings: bool,
     max_depth: u32,
+    switch: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let version = version_of(version)?;
     let mut e = PyEncoder::new(py, None, max_depth)?;
     e.layout = layout;
     e.enc.inline_every_string = inline_strings;
     let write = |e: &mut PyEncoder<'py>, item: &Bound<'py, PyAny>| match version {
+        Version::Amf0 if switch => e.amf0_switch(item),
         Version::Amf0 => e.amf0(item),
         Version::Amf3 => e.amf3(item),
     };

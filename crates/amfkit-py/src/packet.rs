@@ -1,4 +1,5 @@
-//! Remoting packets from and to Python: `decode_packet` and `encode_packet`.
+//! Remoting packets from and to Python: `decode_packet` and `encode_packet`, and
+//! `decode_packet_layout`, which also says where each value lies in the input.
 
 use amfkit_core::packet::read_packet;
 use amfkit_core::Limits;
@@ -41,6 +42,61 @@ pub fn decode_packet<'py>(
                 PyString::new(py, b.target),
                 PyString::new(py, b.response),
                 b.value,
+            ))?;
+        }
+        PyTuple::new(
+            py,
+            [
+                p.version.into_pyobject(py)?.into_any(),
+                headers.into_any(),
+                bodies.into_any(),
+            ],
+        )
+    })
+}
+
+/// Decode a remoting packet and say where each part's value lies: `(version,
+/// [(name, must_understand, value, length, start, end)], [(target, response, value,
+/// length, start, end)])`, `length` the part's length field as written, `data[start:end]`
+/// the value's bytes. What a tool needs to write one part back and keep the others'
+/// bytes.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+pub fn decode_packet_layout<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    max_depth: u32,
+    max_objects: u64,
+    max_size: u64,
+    tz_aware: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let opts = options(max_depth, max_objects, max_size, tz_aware)?;
+    with_input(data, |input| {
+        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let p = read_packet(input, opts.limits, &mut v)
+            .map_err(|e| decode_err(py, e, v.pending.take()))?;
+        let headers = PyList::empty(py);
+        for h in p.headers {
+            let name = PyString::new(py, h.name);
+            headers.append((
+                name,
+                h.must_understand,
+                h.value,
+                h.length,
+                h.span.start,
+                h.span.end,
+            ))?;
+        }
+        let bodies = PyList::empty(py);
+        for b in p.bodies {
+            let (target, response) = (PyString::new(py, b.target), PyString::new(py, b.response));
+            bodies.append((
+                target,
+                response,
+                b.value,
+                b.length,
+                b.span.start,
+                b.span.end,
             ))?;
         }
         PyTuple::new(

@@ -1,6 +1,6 @@
 """`amfkit`: the command line. `amfkit --help` lists the commands; docs/cli.md has them all.
 
-    amfkit decode | encode | sol | call | bench | serve | assets ...   (amfkit COMMAND --help)
+    amfkit decode | encode | sol | call | bench | serve | assets | inspect | scaffold | mitmproxy-addon ...
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
 read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
@@ -170,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("app", nargs="?", metavar="MODULE:ATTR", help="the ASGI app to serve (omit with --demo)")
     serve.add_argument("--demo", action="store_true", help="serve the demo gateway (amfkit.demo.app:app)")
     serve.add_argument(
+        "--replay",
+        nargs="+",
+        metavar="FILE",
+        help="serve the calls recorded in these captures (HAR, mitmproxy flows, pcap): docs/capture.md",
+    )
+    serve.add_argument(
+        "--match",
+        choices=("arguments", "target", "order"),
+        default="arguments",
+        help="with --replay: answer by target and arguments (default), by target only, or in recorded order",
+    )
+    serve.add_argument(
         "--server",
         choices=SERVERS,
         default=None,
@@ -263,8 +275,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     from .assets import add_parser as add_assets_parser
+    from .inspect import add_parser as add_inspect_parser
+    from .mitmproxy import add_parser as add_mitmproxy_parser
+    from .scaffold import add_parser as add_scaffold_parser
 
     add_assets_parser(sub)
+    add_inspect_parser(sub)
+    add_scaffold_parser(sub)
+    add_mitmproxy_parser(sub)
     return parser
 
 
@@ -427,10 +445,14 @@ DEFAULT_LIMIT_CONCURRENCY = 1000
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if args.demo and args.app:
-        raise CLIError("give either MODULE:ATTR or --demo, not both")
-    if not args.demo and not args.app:
-        raise CLIError("give the app to serve as MODULE:ATTR (or --demo for the demo gateway)")
+    if sum((bool(args.demo), bool(args.app), bool(args.replay))) > 1:
+        raise CLIError("give one of MODULE:ATTR, --demo and --replay FILE...")
+    if not args.demo and not args.app and not args.replay:
+        raise CLIError("give the app to serve as MODULE:ATTR (or --demo for the demo gateway, --replay FILE... for a capture)")
+    if args.replay:
+        from .replay import prepare
+
+        args.app = prepare(args.replay, args.match)
     target = DEMO_APP if args.demo else args.app
     server = args.server or DEFAULT_SERVER
     try:

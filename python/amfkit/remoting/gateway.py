@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from time import perf_counter
@@ -214,6 +215,17 @@ class Gateway:
         #: How version-0 requests are answered unless one asks otherwise (`amf.AMF0_ANSWERS`).
         self.amf0_answers = amf0_answers
         self._wsgi: _http.WSGIAdapter | None = None
+
+    @classmethod
+    def from_capture(cls, *paths: str | os.PathLike[str], match: str = "arguments", **options: Any) -> Gateway:
+        """A gateway answering the calls recorded in the capture files `paths` (HAR,
+        mitmproxy flows, pcap: `amfkit.capture`), matched by target and arguments
+        (`match="target"` or `"order"` for looser matching); other options as for
+        `Gateway`. docs/capture.md, "Replay"."""
+        from ..capture.replay import replay_gateway
+
+        gateway: Gateway = replay_gateway(paths, match=match, gateway_cls=cls, **options)
+        return gateway
 
     def _mount_assets(self, store: AssetStore | str, path: str, cache_control: str | None, fast_path: bool) -> None:
         from ..assets.filesystem import FileStore

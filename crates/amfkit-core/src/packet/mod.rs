@@ -5,7 +5,11 @@
 //! Header and body length fields are unreliable in the wild (BlazeDS and Royale write
 //! 1, PyAMF 0, the specification -1, Amfphp the real length): the reader ignores them,
 //! the writer always writes the real length. Each header and each body is its own
-//! reference context.
+//! reference context. What was read keeps each length field as written and where each
+//! value lies in the input, so that a tool can write back one part and leave the others'
+//! bytes alone.
+
+use core::ops::Range;
 
 use crate::decoder::Decoder;
 use crate::error::{Error, ErrorKind, PathSegment, Result};
@@ -23,6 +27,10 @@ pub struct Header<'de, T> {
     pub name: &'de str,
     pub must_understand: bool,
     pub value: T,
+    /// The length field as written (unreliable: see the module's notes).
+    pub length: u32,
+    /// Where the value's bytes lie in the input.
+    pub span: Range<usize>,
 }
 
 /// One packet body (a call, or the answer to one).
@@ -31,6 +39,10 @@ pub struct Body<'de, T> {
     pub target: &'de str,
     pub response: &'de str,
     pub value: T,
+    /// The length field as written (unreliable: see the module's notes).
+    pub length: u32,
+    /// Where the value's bytes lie in the input.
+    pub span: Range<usize>,
 }
 
 /// A whole packet.
@@ -85,13 +97,16 @@ fn read_header<'de, V: Visitor<'de>>(
 ) -> Result<Header<'de, V::Value>> {
     let name = de.read_utf()?;
     let must_understand = de.bytes().u8()? != 0;
-    let _unreliable_length = de.bytes().u32()?;
+    let length = de.bytes().u32()?;
     de.reset();
+    let start = de.position();
     let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
     Ok(Header {
         name,
         must_understand,
         value,
+        length,
+        span: start..de.position(),
     })
 }
 
@@ -101,13 +116,16 @@ fn read_body<'de, V: Visitor<'de>>(
 ) -> Result<Body<'de, V::Value>> {
     let target = de.read_utf()?;
     let response = de.read_utf()?;
-    let _unreliable_length = de.bytes().u32()?;
+    let length = de.bytes().u32()?;
     de.reset();
+    let start = de.position();
     let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
     Ok(Body {
         target,
         response,
         value,
+        length,
+        span: start..de.position(),
     })
 }
 
@@ -209,7 +227,26 @@ mod tests {
             let at = bytes.windows(2).position(|w| w == pat).unwrap() + 2;
             bytes[at..at + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
         }
-        assert!(read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).is_ok());
+        let p = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap();
+        assert_eq!(p.bodies[0].length, u32::MAX);
+        assert_eq!(p.bodies[1].length, u32::MAX);
+    }
+
+    #[test]
+    fn spans_and_length_fields_are_kept() {
+        let bytes = sample();
+        let p = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap();
+        // the null header value, the strict array of "hi", the AVM+ switch and 5
+        assert_eq!(&bytes[p.headers[0].span.clone()], &[0x05]);
+        assert_eq!(p.headers[0].length, 1);
+        let first = p.bodies[0].span.clone();
+        assert_eq!(
+            &bytes[first.clone()],
+            &[0x0a, 0, 0, 0, 1, 0x02, 0, 2, b'h', b'i']
+        );
+        assert_eq!(p.bodies[0].length as usize, first.len());
+        assert_eq!(&bytes[p.bodies[1].span.clone()], &[0x11, 0x04, 0x05]);
+        assert_eq!(p.bodies[1].span.end, bytes.len());
     }
 
     #[test]
