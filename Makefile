@@ -88,6 +88,10 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 .PHONY: test
 test: build system-deps bench-deps test-rust fuzz-smoke test-python ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest
 
+.PHONY: test-hosts
+test-hosts: build system-deps ## messaging across hosts made of network namespaces, the full run (root, iproute2; `make test` runs the quick form)
+	AMFKIT_HOSTS=full $(VPY) -m pytest -q tests/hosts $(PYTEST_ARGS)
+
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
 	$(CARGO) test -p amfkit-core
@@ -110,7 +114,7 @@ test-python: build system-deps bench-deps js-deps ## build, then run pytest agai
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, iproute2; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -153,12 +157,14 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
-	@# benchmark's web server) and Chromium (the service browser's tests, driven by
-	@# Playwright): one apt-get for all.
+	@# benchmark's web server), Chromium (the service browser's tests, driven by
+	@# Playwright) and iproute2 (`ip`: the multi-host tests' network namespaces): one
+	@# apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ command -v ip || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ]; } >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
