@@ -255,8 +255,20 @@ def _check(name: str, out: Path, acked: list[list[int]]) -> int:
         bodies = [tuple(b) for b in got]
         assert bodies == sorted(set(bodies)), f"{name} consumer {i}: a message twice or out of order"
         missing = wanted - set(bodies)
-        assert len(missing) <= dropped, f"{name} consumer {i}: {len(missing)} acknowledged messages missing, {dropped} reported dropped: {sorted(missing)[:5]}"
+        assert len(missing) <= dropped, f"{name} consumer {i}: {len(missing)} acknowledged messages missing, {dropped} reported dropped: {_ranges(missing)}"
     return len(report["got"])
+
+
+def _ranges(bodies: set[tuple[int, ...]]) -> str:
+    """The first message numbers of a set as ranges: "883-1002, 1500-1510, ..."."""
+    numbers = sorted(b[0] for b in bodies)
+    ranges: list[list[int]] = []
+    for n in numbers:
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ", ".join(f"{a}-{b}" for a, b in ranges[:8]) + (", ..." if len(ranges) > 8 else "")
 
 
 def _worker_pids(proc: subprocess.Popen[Any]) -> list[int]:

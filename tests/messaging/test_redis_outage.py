@@ -201,3 +201,22 @@ def test_a_stream_outlives_redis_killed_under_load_and_loses_nothing_acknowledge
         stream.close()
         redis_server.start()
         asyncio.run(publisher.close())
+
+
+def test_a_stream_opened_while_redis_is_down_on_a_worker_that_did_not_see_the_ping_is_503(gateway_url: Any, redis_server: Any) -> None:
+    # Not 400 ("unknown FlexClient"): the client would take itself for forgotten and
+    # subscribe anew from the newest message on, losing what came meanwhile.
+    from messaging_util import StreamClient
+
+    url, _ = gateway_url
+    redis_server.stop()
+    try:
+        stream = StreamClient(url, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F")  # pinged another worker
+        assert stream.status == 503, (stream.status, stream.text)
+        assert "try again" in stream.text
+        stream.close()
+    finally:
+        redis_server.start()
+    stream = StreamClient(url, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F")
+    assert stream.status == 400  # Redis says: never pinged
+    stream.close()
