@@ -88,6 +88,10 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 .PHONY: test
 test: build system-deps bench-deps test-rust fuzz-smoke test-python ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest
 
+.PHONY: test-hosts
+test-hosts: build system-deps ## messaging across hosts made of network namespaces, the full run (root, iproute2; `make test` runs the quick form)
+	AMFKIT_HOSTS=full $(VPY) -m pytest -q tests/hosts $(PYTEST_ARGS)
+
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
 	$(CARGO) test -p amfkit-core
@@ -110,7 +114,7 @@ test-python: build system-deps bench-deps js-deps ruffle-deps ## build, then run
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe, tshark, tcpdump; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe, tshark, tcpdump, iproute2; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -155,9 +159,10 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
 	@# benchmark's web server), Chromium (the browser tests, driven by Playwright), haxe
 	@# (it compiles the SWF tests/browser/test_ruffle.py runs in Ruffle), tcpdump (the
-	@# capture tests record loopback traffic) and tshark (they check what amfkit reads
+	@# capture tests record loopback traffic), tshark (they check what amfkit reads
 	@# from a pcap against it; its debconf question about non-root capture is answered
-	@# "no" beforehand): one apt-get for all.
+	@# "no" beforehand) and iproute2 (`ip`: the multi-host tests' network namespaces):
+	@# one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
@@ -165,6 +170,7 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v haxe >/dev/null 2>&1 || missing="$$missing haxe"; \
 	{ command -v tshark || [ -x /usr/bin/tshark ]; } >/dev/null 2>&1 || missing="$$missing tshark"; \
 	{ command -v tcpdump || [ -x /usr/bin/tcpdump ]; } >/dev/null 2>&1 || missing="$$missing tcpdump"; \
+	{ command -v ip || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ]; } >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "not found (the tests start them):$$missing: installing"; \
 	if ! command -v apt-get >/dev/null 2>&1; then \

@@ -55,6 +55,11 @@ GOAL_MEDIAN_MS = 5.0  # at that rate, every channel but plain polling
 GOAL_CONSUMERS = 100
 GOAL_IDLE_CORE = 0.01  # idle: the server's CPU as a share of one core
 GOAL_WORKERS_SPEEDUP = 1.5  # --workers 2 on shm against one worker, the most
+# Issue 29, redis:// against shm:// (one worker each, the same run, --brokers shm,redis):
+GOAL_REDIS_SHARE = 0.5  # redis's messages/s at the most, as a share of shm's, every channel
+GOAL_REDIS_MEDIAN_MS = 10.0  # redis at GOAL_FIXED_RATE: median publish-to-delivery
+GOAL_REDIS_P99_MS = 50.0  # and p99
+GOAL_REDIS_CORE = 0.5  # redis at GOAL_FIXED_RATE: the server's CPU, a share of one core
 
 #: The idle phase's cases: (broker, workers).
 IDLE_CASES = (("memory", 1), ("shm", 1), ("shm", 2), ("redis", 1), ("redis", 2))
@@ -518,6 +523,28 @@ def _goals(report: dict[str, Any]) -> list[dict[str, Any]]:
             "value": f"{ratio:.2f}x ({two['load']['delivered_per_s']:,.0f} vs {one['load']['delivered_per_s']:,.0f}/s)",
             "met": ratio >= GOAL_WORKERS_SPEEDUP,
         })
+    for channel in ("long-poll", "streaming", "websocket"):
+        redis, shm = _row(report, channel, "redis", 1), _row(report, channel, "shm", 1)
+        if redis and shm and redis.get("load") and shm.get("load"):
+            share = redis["load"]["delivered_per_s"] / shm["load"]["delivered_per_s"]
+            goals.append({
+                "goal": f"{channel}: redis:// at least {GOAL_REDIS_SHARE:g}x shm://'s messages/s at the most (1 worker each)",
+                "value": f"{share:.2f}x ({redis['load']['delivered_per_s']:,.0f} vs {shm['load']['delivered_per_s']:,.0f}/s)",
+                "met": share >= GOAL_REDIS_SHARE,
+            })
+        fixed = redis.get("fixed_rate") if redis else None
+        if fixed:
+            latency = fixed["latency"]
+            goals.append({
+                "goal": f"{channel}: redis:// at {fixed['target_per_s']:,.0f} messages/s: median under {GOAL_REDIS_MEDIAN_MS:g} ms, p99 under {GOAL_REDIS_P99_MS:g} ms",
+                "value": f"{fmt_figure(latency['median_ms'])} / {fmt_figure(latency['p99_ms'])} ms",
+                "met": latency["median_ms"] < GOAL_REDIS_MEDIAN_MS and latency["p99_ms"] < GOAL_REDIS_P99_MS,
+            })
+            goals.append({
+                "goal": f"{channel}: redis:// at {fixed['target_per_s']:,.0f} messages/s: the worker under {GOAL_REDIS_CORE:.0%} of a core",
+                "value": f"{fixed['server_cpu']:.0%}",
+                "met": fixed["server_cpu"] < GOAL_REDIS_CORE,
+            })
     idle = report.get("idle")
     if idle:
         for row in idle["rows"]:

@@ -310,3 +310,25 @@ def test_redis_restarted_under_load_loses_nothing_it_acknowledged(serve: Any, re
             delivered += server.poll(dsid)[1]
         assert set(acked) <= set(delivered), f"lost: {sorted(set(acked) - set(delivered))[:10]}"
         assert len(delivered) == len(set(delivered))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_clean_stop_removes_the_shared_memory_segment(tmp_path: Any, python_env: dict[str, str], python_exe: str, workers: int) -> None:
+    # uvicorn raises the SIGTERM it caught again once it has shut down: under the default
+    # handler the process then died by the signal, skipping atexit, and the segment stayed.
+    name = f"stop{os.getpid()}-{next(_names)}"
+    segment = tmp_path / f"amfkit.{name}"
+    module = f"stopapp{workers}"
+    (tmp_path / f"{module}.py").write_text(APP.format(url=f"shm://{name}?directory={tmp_path}", poll_wait=0.0))
+
+    def ready(url: str) -> None:
+        httpx.post(url, content=packet_of(command(Op.CLIENT_PING)), headers={"content-type": "application/x-amf"}, timeout=5)
+
+    with serve_cli(python_exe, python_env, tmp_path, f"{module}:app", workers=workers, ready=ready) as url:
+        server = Server(url, "", str(segment))
+        dsid = dsid_of(server)
+        server.post(command(Op.SUBSCRIBE, dsid, "prices"))
+        server.quote(1)
+        assert segment.exists()
+    # serve_cli sent SIGTERM and waited for the server to exit.
+    assert not segment.exists(), "the shared-memory segment outlived a clean stop"

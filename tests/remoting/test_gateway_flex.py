@@ -302,3 +302,22 @@ def test_flex_message_in_a_version_0_packet_is_answered_in_full_form() -> None:
     (body,) = send(gateway(), msg, version=0, shape="encode")
     assert type(body.value) is m.AcknowledgeMessage
     assert body.value.body == 1
+
+
+def test_a_shared_store_out_of_reach_is_a_fault_to_retry_not_an_internal_error(caplog: Any) -> None:
+    # A session lookup or a service touching the shared store while Redis restarts.
+    from amfkit.messaging.logstore import StoreError
+    from amfkit.remoting import Gateway
+
+    class Desk:
+        def look(self) -> None:
+            raise StoreError("redis redis://:secret@store.internal:6379/0: get key 's:1' failed: Connection refused")
+
+    (body,) = send(Gateway({"Desk": Desk()}), remoting("look", destination="Desk", dsid="nil"))
+    err = body.value
+    assert type(err) is m.ErrorMessage
+    assert err.faultCode == "Server.Processing.Unavailable"
+    assert err.faultString == "the server's shared store cannot be reached now; try again"
+    assert "store.internal" not in repr(err.__dict__)  # nothing of the store's address
+    assert not [r for r in caplog.records if r.exc_info], "a traceback in the log"
+    assert any("Connection refused" in r.getMessage() for r in caplog.records)

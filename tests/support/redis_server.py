@@ -120,6 +120,13 @@ class RedisServer:
                 process.kill()
                 process.wait()
 
+    def kill(self) -> None:
+        """Kill the server (SIGKILL: no chance to finish anything) and reap it."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
     def restart(self) -> None:
         """Stop, then start again on the same port and data directory."""
         self.stop()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from typing import Any, Sequence
 
@@ -498,6 +499,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     served = _served(target, origins, None if args.demo else app)  # the demo is a Gateway
     print(f"{PROG} serve: {target} on {base} ({workers}, uvicorn)", file=sys.stderr)
     _announce_demo(args, base)
+    _exit_on_sigterm()
     # uvicorn imports the app itself (in every worker when there are several).
     uvicorn.run(
         served,
@@ -513,6 +515,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         **http_options,
     )
     return 0
+
+
+def _exit_on_sigterm() -> None:
+    """Make a SIGTERM end this process as an exit, not a death by signal. uvicorn catches
+    it, shuts down gracefully, then raises it again under the handler it found: the
+    default one would kill the process with no `atexit`, and a `shm://` segment it holds
+    would stay in /dev/shm (its last process out removes it at exit). The workers of
+    `--workers N` do die so; this process, which loaded the app too, outlives them, purges
+    them from the segment and removes it."""
+
+    def exit_(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, exit_)
 
 
 def _announce_demo(args: argparse.Namespace, base: str) -> None:

@@ -268,6 +268,11 @@ class Broker(abc.ABC):
         otherwise calls `unwatch`). NotImplementedError when the backend has only `wait`."""
         raise NotImplementedError
 
+    async def awatch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
+        """`watch` from the event loop: a backend whose store is a server (Redis) looks
+        there without holding the loop."""
+        return self.watch(client_id, future)
+
     def unwatch(self, client_id: str, future: asyncio.Future[None]) -> None:
         """Remove a `watch` waiter that stopped waiting (timed out, cancelled)."""
 

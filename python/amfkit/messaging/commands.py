@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import math
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -38,19 +39,28 @@ from ..remoting.request import ID, Answer, Request
 from ..remoting.services import Fault, Principal
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Subscription, SubscriptionLimit
 from .destinations import Destination
+from .logstore import StoreError
 from .selector import SelectorError, compile_selector
 from .subtopic import SubtopicError, check_subtopic
 
 if TYPE_CHECKING:
     from .service import Messaging
 
-__all__ = ["MESSAGES_DROPPED", "NOT_SUBSCRIBED", "answer", "copy_for", "outgoing"]
+logger = logging.getLogger("amfkit.messaging")
+
+__all__ = ["MESSAGES_DROPPED", "NOT_SUBSCRIBED", "UNAVAILABLE", "answer", "copy_for", "outgoing"]
 
 #: MessageService.NOT_SUBSCRIBED_CODE.
 NOT_SUBSCRIBED = "Server.Processing.NotSubscribed"
 #: amfkit's own: pushed to a consumer (as an ErrorMessage, which Flex dispatches as a
 #: MessageFaultEvent) when its client's queue bound dropped messages meant for it.
 MESSAGES_DROPPED = "Server.Processing.MessagesDropped"
+#: amfkit's own: the broker's shared store (Redis) cannot be reached, so nothing was
+#: done; the same request may be made again (a subscribe, a send, a Consumer's receive).
+UNAVAILABLE = "Server.Processing.Unavailable"
+#: DSPollWait (ms) of a channel poll answered empty because the broker's store cannot
+#: be reached: the client polls again a little later, and loses nothing meanwhile.
+UNAVAILABLE_POLL_WAIT_MS = 1000
 #: DSPollWait for a poll that could not be parked because the process holds its
 #: max_parked: BlazeDS's BasePollingHTTPEndpoint.DEFAULT_WAIT_FOR_EXCESS_POLL_WAIT_CLIENTS.
 EXCESS_POLL_WAIT_MS = 3000
@@ -110,10 +120,25 @@ async def answer(messaging: Messaging, request: Request, body: Body, message: Ab
             reply = await handler(call)
         else:
             reply = await _send(call)
+    except StoreError as e:
+        logger.warning("messaging: %s (answered %s)", e, UNAVAILABLE)
+        err = error_body(body.response, message, client_id, _unavailable(message), request.settings.debug)
+        return Answer(err, body.response, target, message, client_id)
     except Exception as e:
         err = error_body(body.response, message, client_id, e, request.settings.debug)
         return Answer(err, body.response, target, message, client_id)
     return Answer(Body(body.response + "/onResult", "null", reply), body.response, target, message, client_id)
+
+
+def _unavailable(message: AbstractMessage) -> Fault:
+    """The fault of a command or send that found the broker's store unreachable."""
+    if isinstance(message, CommandMessage):
+        texts = {Operation.SUBSCRIBE: "not subscribed", Operation.MULTI_SUBSCRIBE: "the subscriptions did not change", Operation.UNSUBSCRIBE: "not unsubscribed"}
+        op = operation_of(message)
+        what = texts.get(-1 if op is None else op, "nothing was done")
+    else:
+        what = "the message was not published"
+    return Fault(f"the message broker cannot be reached now: {what}; try again", code=UNAVAILABLE)
 
 
 # --- subscriptions ------------------------------------------------------------------
@@ -245,6 +270,15 @@ async def _consumer_poll(call: _Call, consumer_id: Any) -> AsyncMessage:
 
 
 async def _channel_poll(call: _Call) -> AsyncMessage:
+    try:
+        return await _long_poll(call)
+    except StoreError as e:
+        # The store away (Redis restarting): nothing moved; the client polls again soon.
+        logger.warning("messaging: %s (a poll answered empty, DSPollWait %d ms)", e, UNAVAILABLE_POLL_WAIT_MS)
+        return call.ack(DSPollWait=UNAVAILABLE_POLL_WAIT_MS)
+
+
+async def _long_poll(call: _Call) -> AsyncMessage:
     messaging, client_id = call.messaging, call.client_id
     broker = messaging.broker
     batch = await broker.receive(client_id)

@@ -64,6 +64,9 @@ ORPHANS = 256
 MAX_LENGTH_LINE = 16
 #: The server's fault for a poll from a client it does not know.
 NOT_SUBSCRIBED = "Server.Processing.NotSubscribed"
+#: The server's fault when its broker's store cannot be reached (Redis restarting):
+#: nothing was done, and the same request may be made again.
+UNAVAILABLE = "Server.Processing.Unavailable"
 
 def backoff(attempt: int) -> float:
     """Seconds to wait before attempt `attempt` (1 for the first retry)."""
@@ -429,6 +432,9 @@ class Hub(_HubBase):
             except TransportError as e:
                 attempts, error, recovered = attempts + 1, e, False
             except Fault as e:
+                if e.code == UNAVAILABLE:  # the server's broker away for a while: again later
+                    attempts, error = attempts + 1, e
+                    continue
                 self._fail(self._of([kind]), e)
                 return
             except _Refused as e:
@@ -447,6 +453,8 @@ class Hub(_HubBase):
                 try:
                     ack = self.client._command(self.client._flex_body(consumer._subscribe_message()))
                 except Fault as e:
+                    if e.code == UNAVAILABLE:  # nothing refused: the whole recovery again later
+                        raise
                     self._fail([consumer], e)
                     continue
                 self._move(consumer, _consumer_id(ack))
@@ -705,6 +713,9 @@ class AsyncHub(_HubBase):
             except TransportError as e:
                 attempts, error, recovered = attempts + 1, e, False
             except Fault as e:
+                if e.code == UNAVAILABLE:  # the server's broker away for a while: again later
+                    attempts, error = attempts + 1, e
+                    continue
                 self._fail(self._of([kind]), e)
                 return
             except _Refused as e:
@@ -722,6 +733,8 @@ class AsyncHub(_HubBase):
                 try:
                     ack = await self.client._command(self.client._flex_body(consumer._subscribe_message()))
                 except Fault as e:
+                    if e.code == UNAVAILABLE:  # nothing refused: the whole recovery again later
+                        raise
                     self._fail([consumer], e)
                     continue
                 self._move(consumer, _consumer_id(ack))

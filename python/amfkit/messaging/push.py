@@ -21,6 +21,7 @@ from .. import amf3
 from .._text import error_text
 from ..remoting.messages import AsyncMessage, ErrorMessage, new_id
 from .broker import Batch, Broker, Delivery, Message
+from .logstore import StoreError
 from .commands import copy_for, outgoing
 
 if TYPE_CHECKING:
@@ -98,13 +99,37 @@ class Pusher:
 
     async def next_batch(self, timeout: float) -> Batch | None:
         """Wait up to `timeout` seconds for the client's messages: a batch holding some,
-        or None (timeout, a subscribe's poke, a wake, the end)."""
+        or None (timeout, a subscribe's poke, a wake, the end). While the broker's store
+        cannot be reached (Redis away), None after a pause: the channel stays open (its
+        heartbeats go on) and delivers from where its client was once the store is back."""
+        try:
+            batch = await self._next_batch(timeout)
+        except StoreError as e:
+            _unreachable(self.messaging, e)
+            await self._pause(min(timeout, UNREACHABLE_PAUSE) if timeout > 0 else UNREACHABLE_PAUSE)
+            return None
+        _reachable(self.messaging)
+        return batch
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait `seconds`, or less when the channel ends or its client subscribes."""
+        if self.ending:
+            return
+        waiter = self._waiter = self.loop.create_future()
+        timer = self.loop.call_later(seconds, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
+    async def _next_batch(self, timeout: float) -> Batch | None:
         broker = self.messaging.broker
         client_id = self.client_id
         if self._watch and timeout > 0:  # the common case inline: no further coroutine
             future = self.loop.create_future()
             try:
-                state = broker.watch(client_id, future)
+                state = await broker.awatch(client_id, future)
             except NotImplementedError:
                 self._watch = False
                 state = await broker.wait(client_id, timeout)
@@ -131,13 +156,7 @@ class Pusher:
             if not self._poked and not self.ending:
                 # A future and a timer, not asyncio.wait_for: on Python 3.11 wait_for
                 # swallows a cancellation that comes as the awaited thing completes.
-                waiter = self._waiter = self.loop.create_future()
-                timer = self.loop.call_later(timeout, _resolve, waiter)
-                try:
-                    await waiter
-                finally:
-                    timer.cancel()
-                    self._waiter = None
+                await self._pause(timeout)
             return None
         return batch or None
 
@@ -177,8 +196,11 @@ class Pusher:
 
     def touch(self) -> None:
         """Keep the client alive (broker and greeted table) while its channel is open."""
-        self.messaging.broker.touch(self.client_id)
         self.messaging.clients.touch(self.client_id)
+        try:
+            self.messaging.broker.touch(self.client_id)
+        except StoreError as e:  # the store away: the next touch tries again
+            _unreachable(self.messaging, e)
 
     async def encoded(self, batch: Batch) -> list[bytes]:
         """The batch's Flex messages (drop notices first, then each subscriber's copy),
@@ -220,6 +242,28 @@ class Pusher:
                     continue
             out.append(_encode_or_error(encode, copy_for(delivery, small)))
         return out
+
+
+#: Seconds a push channel waits before it asks the broker again when its store could
+#: not be reached (a heartbeat may come between).
+UNREACHABLE_PAUSE = 0.5
+
+
+#: Whether the last try found the store away (said once per process and outage).
+_away = {"now": False}
+
+
+def _unreachable(messaging: Messaging, error: Exception) -> None:
+    """Say once (per process and outage) that the store cannot be reached."""
+    if not _away["now"]:
+        _away["now"] = True
+        logger.warning("the message broker's store cannot be reached (%s): push channels stay open and deliver once it is back", error)
+
+
+def _reachable(messaging: Messaging) -> None:
+    if _away["now"]:
+        _away["now"] = False
+        logger.warning("the message broker's store is reachable again")
 
 
 def _encode_or_error(encode: Callable[[Any], bytes], item: AsyncMessage) -> bytes:

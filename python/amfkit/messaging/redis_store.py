@@ -23,11 +23,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .._text import error_text, shown, shown_url
 from .logstore import StoreError
+
+if TYPE_CHECKING:
+    from .redis_feed import Feed
 
 __all__ = ["RedisStore"]
 
@@ -129,6 +132,8 @@ class RedisStore:
         if not socket_timeout > 0:
             raise ValueError(f"socket_timeout must be positive, not {shown(socket_timeout)}")
         self.url = shown_url(url)
+        self._raw_url = url
+        self.socket_timeout = float(socket_timeout)
         self.prefix = prefix
         self.log_records = log_records
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
@@ -197,6 +202,24 @@ class RedisStore:
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
+
+    def feed(self, on_records: Callable[[str, list[tuple[int, bytes]], int], None], on_state: Callable[[bool], None]) -> Feed:
+        """An asynchronous reader and writer of this store for the running event loop
+        (`amfkit.messaging.redis_feed`): what a shared broker's deliveries use there."""
+        from .redis_feed import Feed
+
+        if self._closed:
+            raise StoreError(f"redis {self.url}: the store is closed")
+        return Feed(
+            self._raw_url,
+            prefix=self.prefix,
+            shown_url=self.url,
+            scripts={"append": _APPEND, "cas": _CAS},
+            log_records=self.log_records,
+            socket_timeout=self.socket_timeout,
+            on_records=on_records,
+            on_state=on_state,
+        )
 
     # --- plumbing --------------------------------------------------------------------
 

@@ -234,8 +234,9 @@ class Messaging:
             except Exception as e:  # the ping is still answered; a stream may then need this worker
                 logger.warning("could not share the greeting of FlexClient %s: %s", shown(client_id), e)
 
-    async def knows(self, client_id: str) -> bool:
-        """Whether a client pinged this process, or (with a shared broker) any other."""
+    async def knows(self, client_id: str) -> bool | None:
+        """Whether a client pinged this process, or (with a shared broker) any other;
+        None when the shared store cannot say now (Redis away)."""
         if self.clients.known(client_id):
             return True
         lookup = getattr(self.broker, "greeting", None)
@@ -245,7 +246,7 @@ class Messaging:
             small = await asyncio.to_thread(lookup, client_id)
         except Exception as e:
             logger.warning("could not look up FlexClient %s in the shared store: %s", shown(client_id), e)
-            return False
+            return None
         if small is None:
             return False
         self.clients.greet(client_id, small=small)

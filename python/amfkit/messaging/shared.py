@@ -23,23 +23,30 @@ newest `queue_size` messages; a reader that fell behind is told how many it lost
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import atexit
 import logging
+import math
+import os
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import AMFError, amf3
 from .._text import shown
 from ..remoting.messages import new_id
-from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, now_ms
+from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
 from .logstore import LogStore, StoreError
+from .redis_feed import Uncertain
 from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
+
+if TYPE_CHECKING:
+    from .redis_feed import Feed
 
 __all__ = ["LogSubscriber", "SharedBroker", "decode_message", "encode_message", "open_store", "release_store"]
 
@@ -59,6 +66,12 @@ READ_BATCH = 1024
 MAX_READ = 8192
 #: Seconds the listener waits on the bell at a time (its latency to notice closing).
 LISTEN_TIMEOUT = 1.0
+#: The tokens of its last writes a client record keeps: a write whose answer was lost
+#: (Redis went away after applying it, or before) is found applied by its token.
+TOKENS = 16
+#: Seconds a drain whose write's answer was lost waits for Redis to say whether it was
+#: applied, before it gives up (and reports the store unreachable).
+SETTLE_TIMEOUT = 60.0
 
 
 # --- the record of a message ----------------------------------------------------------
@@ -202,7 +215,8 @@ def _matches(subscriptions: list[Any], message: Message) -> bool:
 
 # --- the client record ----------------------------------------------------------------
 # {"t": last use (seconds since 1970), "n": {consumer id: [destination, cursor,
-#  [[subtopic, selector], ...], messages lost not yet reported]}}
+#  [[subtopic, selector], ...], messages lost not yet reported]}, "w": [the tokens of
+#  the last TOKENS writes, newest first]}
 
 _Record = dict[str, Any]
 
@@ -215,6 +229,35 @@ def _decode_client(raw: bytes) -> _Record:
     if not isinstance(record, dict) or not isinstance(record.get("n"), dict):
         raise StoreError("a client record in the shared store is damaged")
     return record
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as whole milliseconds, at least 1 (a key's expiry in Redis)."""
+    return max(1, math.ceil(seconds * 1000))
+
+
+def _token() -> str:
+    """A write's token: 8 hex digits, unique enough among one client's last writes."""
+    return os.urandom(4).hex()
+
+
+def _stamped(record: _Record, token: str) -> _Record:
+    """`record` carrying `token` first among its writes' tokens (in place)."""
+    tokens = record.get("w")
+    record["w"] = [token, *(tokens[: TOKENS - 1] if isinstance(tokens, list) else ())]
+    return record
+
+
+def _applied(raw: bytes | None, token: str) -> bool | None:
+    """Whether the record a client has now says a write of `token` was applied; None
+    when the client has no record any more."""
+    if raw is None:
+        return None
+    try:
+        tokens = _decode_client(raw).get("w")
+    except StoreError:
+        return False
+    return isinstance(tokens, list) and token in tokens
 
 
 class _Waiting:
@@ -270,6 +313,12 @@ class SharedBroker(Broker):
         self._messages: OrderedDict[tuple[str, int], tuple[bytes, Message]] = OrderedDict()
         self._touched: OrderedDict[str, float] = OrderedDict()
         self._last_sweep = clock()
+        # On redis://, the event loop's reader and writer (`_feed_here`), and the client
+        # records this process wrote last (the expected value of its next compare-and-set,
+        # so that a drain needs no read first; a stale one only costs a failed write).
+        self._feed: Feed | None = None
+        self._records: OrderedDict[str, tuple[bytes, _Record]] = OrderedDict()
+        self._tasks: set[asyncio.Task[Any]] = set()
         _brokers.add(self)
 
     @classmethod
@@ -317,12 +366,23 @@ class SharedBroker(Broker):
         # without a Message nobody here reads.
         if not isinstance(message, str) or not message:
             raise TypeError("a destination is a non-empty string")
-        self.store.append(LOG + message, amf3.encode([message, body, {}, [], new_id(), now_ms(), 0, None]))
+        raw = amf3.encode([message, body, {}, [], new_id(), now_ms(), 0, None])
+        feed = self._feed_here()
+        if feed is not None:
+            feed.append_nowait(LOG + message, raw, f"publishing to {message!r}")
+            return 0
+        self.store.append(LOG + message, raw)
         return 0
 
     def _publish(self, message: Message) -> int:
         name = LOG + message.destination
         raw = encode_message(message)
+        feed = self._feed_here()
+        if feed is not None:
+            # On the event loop's thread, which a Redis round trip must not hold: queued
+            # (pipelined in order with this worker's other publishes); `apublish` waits.
+            feed.append_nowait(name, raw, f"publishing to {message.destination!r}")
+            return 0
         seq = self.store.append(name, raw)
         self._remember((name, seq), raw, message)
         return 0
@@ -338,7 +398,16 @@ class SharedBroker(Broker):
     ) -> int:
         if not self.remote:
             return self.publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
-        return await asyncio.to_thread(self.publish, message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+        feed = self._feed_here()
+        if feed is None:
+            return await asyncio.to_thread(self.publish, message, body, headers=headers, subtopic=subtopic, ttl=ttl)
+        if not isinstance(message, Message):
+            message = make_message(message, body, headers, subtopic, ttl)
+        name = LOG + message.destination
+        raw = encode_message(message)
+        seq = await feed.append(name, raw)  # Redis's answer: the message is in the log
+        self._remember((name, seq), raw, message)
+        return 0
 
     def _read(self, log_name: str, cursor: int, limit: int) -> tuple[list[tuple[int, Message]], int, int]:
         """Up to `limit` messages of a log after `cursor`, the next cursor, and the lost."""
@@ -357,7 +426,12 @@ class SharedBroker(Broker):
     def note_greeting(self, client_id: str, small: bool) -> None:
         """A FlexClient pinged this process: every process may now open a stream for it
         (the note lasts `client_timeout`)."""
-        self.store.put(GREETED + client_id, b"1" if small else b"0", self.client_timeout)
+        value = b"1" if small else b"0"
+        feed = self._feed_here()
+        if feed is not None:  # on the event loop: not waited for
+            feed.put_nowait(GREETED + client_id, value, _ms(self.client_timeout))
+            return
+        self.store.put(GREETED + client_id, value, self.client_timeout)
 
     def greeting(self, client_id: str) -> bool | None:
         """Whether a client pinged some process (None: not known), and whether it reads
@@ -378,8 +452,35 @@ class SharedBroker(Broker):
         return raw, record
 
     def _write(self, client_id: str, raw: bytes | None, record: _Record | None) -> bool:
-        value = None if record is None else amf3.encode(record)
-        return self.store.cas(CLIENT + client_id, raw, value, self.client_timeout)
+        """Compare-and-set the client's record (None: delete it); whether it was written.
+        On Redis, a write whose answer was lost is settled: this waits until Redis says,
+        by the token the record carries, whether it was applied."""
+        with self._lock:
+            self._records.pop(client_id, None)
+        if record is None:
+            return self.store.cas(CLIENT + client_id, raw, None, self.client_timeout)
+        token = _token()
+        value = amf3.encode(_stamped(record, token))
+        try:
+            return self.store.cas(CLIENT + client_id, raw, value, self.client_timeout)
+        except StoreError as e:
+            if not self.remote:
+                raise
+            return self._settle(client_id, token, e)
+
+    def _settle(self, client_id: str, token: str, error: StoreError) -> bool:
+        """Whether a write of `token` whose answer was lost was applied: read the record
+        until Redis answers (`SETTLE_TIMEOUT` at most: then `error`)."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        backoff = 0.05
+        while True:
+            try:
+                return bool(_applied(self.store.get(CLIENT + client_id), token))
+            except StoreError:
+                if self._closing or time.monotonic() > deadline:
+                    raise error from None
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
 
     async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A store operation from the event loop: in place on shared memory (microseconds),
@@ -460,7 +561,8 @@ class SharedBroker(Broker):
         raise StoreError(f"client {client_id!r} changed too often to unsubscribe")
 
     async def consumer(self, consumer_id: str) -> tuple[str, str] | None:
-        owner = await self._run(self.store.get, CONSUMER + consumer_id)
+        feed = self._feed_here()
+        owner = await feed.get(CONSUMER + consumer_id) if feed is not None else await self._run(self.store.get, CONSUMER + consumer_id)
         if owner is None:
             return None
         client_id, destination = _owner(owner)
@@ -473,6 +575,8 @@ class SharedBroker(Broker):
 
     def _forget(self, client_id: str, raw: bytes, record: _Record) -> bool:
         """Remove a client's record and its consumer ids; whether this call removed it."""
+        with self._lock:
+            self._records.pop(client_id, None)
         if not self.store.cas(CLIENT + client_id, raw, None):
             return False
         for consumer_id in record["n"]:
@@ -482,6 +586,9 @@ class SharedBroker(Broker):
     # --- delivery --------------------------------------------------------------------
 
     async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+        feed = self._feed_here()
+        if feed is not None:
+            return await self._adrain(feed, client_id, consumer_id, limit)
         batch: Batch | None = await self._run(self.drain, client_id, consumer_id=consumer_id, limit=limit)
         return batch
 
@@ -543,12 +650,16 @@ class SharedBroker(Broker):
         return False
 
     async def wait(self, client_id: str, timeout: float) -> bool:
+        feed = self._feed_here()
         if timeout <= 0:
-            _, record = self._client(client_id)
-            return record is not None and self._pending(record)
+            if feed is not None:
+                _, record = await self._arecord(feed, client_id)
+                return record is not None and await self._apending(feed, record)
+            _, record = await self._run(self._client, client_id)
+            return record is not None and bool(await self._run(self._pending, record))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        ready = self.watch(client_id, future)
+        ready = await self.awatch(client_id, future)
         if ready is not None:
             return ready
         timer = loop.call_later(timeout, _resolve, future)
@@ -651,6 +762,16 @@ class SharedBroker(Broker):
 
     def _signal(self, client_id: str) -> None:
         """Wake the client's waiters in every other process too (they look again)."""
+        feed = self._feed
+        if feed is not None and not feed.closed:
+            # On Redis from the event loop: queued, not waited for (any thread).
+            record = client_id.encode()
+            if _on_loop(feed.loop):
+                feed.append_nowait(CONTROL, record, "signalling the other workers")
+            else:
+                with contextlib.suppress(RuntimeError):  # the loop is closed
+                    feed.loop.call_soon_threadsafe(feed.append_nowait, CONTROL, record, "signalling the other workers")
+            return
         try:
             self.store.append(CONTROL, client_id.encode())
         except StoreError as e:
@@ -739,6 +860,301 @@ class SharedBroker(Broker):
                     wake += self._take(client_id, True)
         return wake
 
+    # --- on the event loop, on redis:// -------------------------------------------------
+    # One Feed per process (the first event loop to ask): one XREAD on the logs the
+    # clients waiting here read, their records cached here, their drains' writes
+    # pipelined. No Redis call holds the loop.
+
+    def _feed_here(self) -> Feed | None:
+        """The feed of the running event loop; None off it (a thread, another loop) or
+        on shared memory."""
+        if not self.remote or self._closing:
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        feed = self._feed
+        if feed is None or feed.closed:  # none yet, or its loop ended: one for this loop
+            make = getattr(self.store, "feed", None)
+            if make is None:
+                return None
+            with self._lock:
+                if self._feed is None or self._feed.closed:
+                    self._feed = make(self._on_records, self._on_state)
+                feed = self._feed
+        return feed if feed.loop is loop else None
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _closing_feed(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _on_records(self, name: str, items: list[tuple[int, bytes]], lost: int) -> None:
+        """The feed read new records of a log: wake the clients waiting here they are for."""
+        wake: list[asyncio.Future[None]] = []
+        if name == CONTROL:
+            with self._lock:
+                for seq, raw in items:
+                    client_id = raw.decode("utf-8", "replace")
+                    self._records.pop(client_id, None)  # changed by another process
+                    waiting = self._waiting.get(client_id)
+                    if waiting is not None and 0 <= waiting.since < seq:
+                        wake += self._take(client_id, False)
+            _resolve_all(wake)
+            return
+        feed = self._feed
+        cache = feed.caches.get(name) if feed is not None else None
+        messages: list[Message] = []
+        for seq, raw in items:
+            try:
+                message: Message | None = self._message(name, seq, raw)
+            except StoreError as e:
+                log.warning("log %s, record %d: %s (skipped)", name, seq, e)
+                message = None
+            if cache is not None:
+                cache.add(seq, message)
+            if message is not None:
+                messages.append(message)
+        _resolve_all(self._matching(name[len(LOG) :], messages, lost))
+
+    def _on_state(self, up: bool) -> None:
+        """Redis came back: every waiter here looks again (what failed while it was away
+        is done now)."""
+        if not up:
+            return
+        with self._lock:
+            futures = [f for client_id in list(self._waiting) for f in self._take(client_id, False)]
+        _resolve_all(futures)
+
+    async def awatch(self, client_id: str, future: asyncio.Future[None]) -> bool | None:
+        """`watch` for an event loop: on redis://, with no Redis call that holds it."""
+        feed = self._feed_here()
+        if feed is None:
+            if self.remote:
+                ready: bool | None = await asyncio.to_thread(self.watch, client_id, future)
+                return ready
+            return self.watch(client_id, future)
+        with self._lock:
+            waiting = self._waiting.get(client_id)
+            if waiting is None:
+                waiting = self._waiting[client_id] = _Waiting()
+            waiting.futures.append(future)
+        try:
+            if not feed.follows(CONTROL):
+                feed.follow(CONTROL, await feed.head(CONTROL))
+            with self._lock:
+                if waiting.since < 0:
+                    waiting.since = feed.cursors.get(CONTROL, 0)
+            _, record = await self._arecord(feed, client_id)
+            if record is not None:
+                await self._afollow(feed, client_id, record)
+                if await self._apending(feed, record):
+                    self.unwatch(client_id, future)
+                    return True
+        except BaseException:
+            self.unwatch(client_id, future)
+            raise
+        if record is None:
+            self.unwatch(client_id, future)
+            return False
+        return None
+
+    async def _arecord(self, feed: Feed, client_id: str) -> tuple[bytes | None, _Record | None]:
+        """`_client` on the feed: the record this process wrote last, else Redis's."""
+        held = self._records.get(client_id)
+        if held is not None:
+            raw, record = held
+        else:
+            got = await feed.get(CLIENT + client_id)
+            if got is None:
+                return None, None
+            raw, record = got, _decode_client(got)
+            self._keep(client_id, raw, record)
+        if float(record.get("t", 0)) + self.client_timeout < self._clock():
+            with self._lock:
+                self._records.pop(client_id, None)
+            await asyncio.to_thread(self._forget, client_id, raw, record)
+            return None, None
+        return raw, record
+
+    def _keep(self, client_id: str, raw: bytes, record: _Record) -> None:
+        with self._lock:
+            self._records[client_id] = (raw, record)
+            self._records.move_to_end(client_id)
+            if len(self._records) > 100_000:
+                self._records.popitem(last=False)
+
+    async def _afollow(self, feed: Feed, client_id: str, record: _Record) -> None:
+        """`_follow` on the feed: the logs the client reads are read by it."""
+        for entry in record["n"].values():
+            name = LOG + entry[0]
+            if not feed.follows(name):
+                feed.follow(name, await feed.head(name))
+        consumers = {cid: (entry[0], entry[2]) for cid, entry in record["n"].items()}
+        with self._lock:
+            waiting = self._waiting.get(client_id)
+            if waiting is None:
+                return
+            for destination, _ in waiting.consumers.values():
+                self._by_destination.get(destination, set()).discard(client_id)
+            waiting.consumers = consumers
+            for destination, _ in consumers.values():
+                self._by_destination.setdefault(destination, set()).add(client_id)
+
+    async def _aread(self, feed: Feed, name: str, cursor: int, limit: int) -> tuple[list[tuple[int, Message]], int, int]:
+        """`_read` on the feed: from the records it holds, else from Redis."""
+        cache = feed.caches.get(name)
+        if cache is not None:
+            got = cache.after(cursor, limit)
+            if got is not None:
+                return [(seq, m) for seq, m in got if m is not None], got[-1][0] if got else cursor, 0
+        found: list[tuple[int, Message]] = []
+        lost = 0
+        while len(found) < limit:
+            items, cursor, gone = await feed.read(name, cursor, min(READ_BATCH, limit - len(found)))
+            lost += gone
+            for seq, raw in items:
+                try:
+                    found.append((seq, self._message(name, seq, raw)))
+                except StoreError as e:
+                    log.warning("log %s, record %d: %s (skipped)", name, seq, e)
+            if not items:
+                break
+            got = cache.after(cursor, limit - len(found)) if cache is not None else None
+            if got is not None:  # the rest is held here
+                found += [(seq, m) for seq, m in got if m is not None]
+                cursor = got[-1][0] if got else cursor
+                break
+        if not feed.follows(name):
+            feed.follow(name, cursor)
+        return found, cursor, lost
+
+    async def _apending(self, feed: Feed, record: _Record) -> bool:
+        now = now_ms()
+        for destination, cursor, subscriptions, lost_before in record["n"].values():
+            if lost_before:
+                return True
+            items, _, lost = await self._aread(feed, LOG + destination, int(cursor), MAX_READ)
+            if lost:
+                return True
+            if any(not m.expired(now) and _matches(subscriptions, m) for _, m in items):
+                return True
+        return False
+
+    async def _adrain(self, feed: Feed, client_id: str, consumer_id: str | None, limit: int | None) -> Batch | None:
+        """`drain` on the feed: the client's record as this process wrote it last (read
+        from Redis when another changed it), the logs from the feed's records, and one
+        compare-and-set, pipelined with the other clients' drained at the same moment.
+        The deliveries are returned only once Redis said the cursors moved: a write
+        whose answer was lost is settled first (`_asettle`), never dropped."""
+        for _ in range(RETRIES):
+            cached = client_id in self._records
+            raw, record = await self._arecord(feed, client_id)
+            if raw is None or record is None:
+                return None
+            consumers: dict[str, Any] = record["n"]
+            if cached and (not consumers or (consumer_id is not None and consumer_id not in consumers)):
+                with self._lock:
+                    self._records.pop(client_id, None)
+                continue  # an answer of None on what Redis holds, not on this copy
+            if not consumers or (consumer_id is not None and consumer_id not in consumers):
+                return None
+            now = now_ms()
+            found: list[tuple[int, int, str, Message]] = []
+            dropped: dict[str, int] = {}
+            cursors: dict[str, int] = {}
+            for cid, (destination, cursor, subscriptions, lost_before) in consumers.items():
+                if consumer_id is not None and cid != consumer_id:
+                    continue
+                items, cursors[cid], lost = await self._aread(feed, LOG + destination, int(cursor), MAX_READ)
+                if lost or lost_before:
+                    dropped[cid] = int(lost_before) + lost
+                for seq, message in items:
+                    if not message.expired(now) and _matches(subscriptions, message):
+                        found.append((message.timestamp, seq, cid, message))
+            if self._records.get(client_id, (None,))[0] is not raw:
+                continue  # changed while the logs were read: again
+            if len(found) > 1 and len(cursors) > 1:
+                found.sort(key=lambda f: (f[0], f[1]))
+            if len(found) > self.queue_size:
+                for _, _, cid, _ in found[: -self.queue_size]:
+                    dropped[cid] = dropped.get(cid, 0) + 1
+                found = found[-self.queue_size :]
+            if limit is not None and len(found) > limit:
+                for _, seq, cid, _ in reversed(found[max(limit, 0) :]):
+                    cursors[cid] = seq - 1
+                found = found[: max(limit, 0)]
+            changed = bool(found or dropped) or any(int(consumers[c][1]) != n for c, n in cursors.items())
+            stale = float(record.get("t", 0)) + self.client_timeout / 10 < self._clock()
+            if changed or stale:
+                entries = {c: [e[0], cursors[c], e[2], 0] if c in cursors else list(e) for c, e in consumers.items()}
+                token = _token()
+                new = _stamped({"t": self._clock(), "n": entries, "w": record.get("w")}, token)
+                value = amf3.encode(new)
+                try:
+                    written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
+                except Uncertain as e:
+                    settled = await self._asettle(feed, client_id, token, e)
+                    if settled is None:
+                        return None
+                    written = settled
+                if not written:
+                    with self._lock:
+                        self._records.pop(client_id, None)
+                    continue
+                self._keep(client_id, value, new)
+            elif cached:
+                # Nothing to write, so nothing checked the record this process wrote last
+                # against Redis's (another process may have changed the client): look.
+                current = await feed.get(CLIENT + client_id)
+                if current != raw:
+                    with self._lock:
+                        self._records.pop(client_id, None)
+                    continue
+            return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
+        raise StoreError(f"client {client_id!r} changed too often to drain")
+
+    async def _asettle(self, feed: Feed, client_id: str, token: str, error: StoreError) -> bool | None:
+        """`_settle` on the feed: whether the write of `token` was applied (None: the
+        client has no record any more)."""
+        with self._lock:
+            self._records.pop(client_id, None)
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        backoff = 0.05
+        while True:
+            try:
+                return _applied(await feed.get(CLIENT + client_id), token)
+            except StoreError:
+                if self._closing or feed.closed or time.monotonic() > deadline:
+                    raise error from None
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+
+    async def _atouch(self, feed: Feed, client_id: str, now: float) -> None:
+        """`touch` on the feed (a task of its own: nobody waits for it)."""
+        for _ in range(RETRIES):
+            try:
+                raw, record = await self._arecord(feed, client_id)
+                if raw is None or record is None:
+                    return
+                new = _stamped({**record, "t": now}, _token())
+                value = amf3.encode(new)
+                if await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout)):
+                    self._keep(client_id, value, new)
+                    return
+                with self._lock:
+                    self._records.pop(client_id, None)
+            except StoreError:  # Redis away (Uncertain too): the next touch tries again
+                with self._lock:
+                    self._records.pop(client_id, None)
+                    self._touched.pop(client_id, None)
+                return
+
     # --- upkeep ----------------------------------------------------------------------
 
     def touch(self, client_id: str) -> None:
@@ -751,6 +1167,10 @@ class SharedBroker(Broker):
             self._touched.move_to_end(client_id)
             if len(self._touched) > 100_000:
                 self._touched.popitem(last=False)
+        feed = self._feed_here()
+        if feed is not None:  # on the event loop: in a task of its own
+            self._spawn(self._atouch(feed, client_id, now))
+            return
         for _ in range(RETRIES):
             raw, record = self._client(client_id)
             if record is None:
@@ -799,6 +1219,10 @@ class SharedBroker(Broker):
         return LogSubscriber(self, destination, _subscription(subtopic, selector))
 
     async def close(self) -> None:
+        feed = self._feed
+        if feed is not None and _on_loop(feed.loop):
+            self._closing_feed()
+            await feed.close()
         await asyncio.to_thread(self.shutdown)  # joins the listener thread
 
     def shutdown(self) -> None:
@@ -821,6 +1245,14 @@ class SharedBroker(Broker):
             listener.join(LISTEN_TIMEOUT * 3)
         if self._owned and (listener is None or not listener.is_alive()):
             release_store(self.store)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether `loop` runs on this thread now."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _owner(raw: bytes) -> tuple[str, str]:

@@ -116,7 +116,13 @@ async def serve(settings: Settings, scope: dict[str, Any], receive: Receive, sen
     if messaging.closed:
         await _refuse(send, 503, "the server is shutting down")
         return
-    if not await messaging.knows(client_id):
+    known = await messaging.knows(client_id)
+    if known is None:
+        # Not a 400: Flex (and amfkit's client) would take the client for forgotten and
+        # subscribe anew, from the newest message on; a 503 is tried again.
+        await _refuse(send, 503, "the server's shared store cannot be reached now; try again")
+        return
+    if not known:
         await _refuse(send, 400, f"unknown FlexClient id {shown(client_id)}: ping first (a CLIENT_PING CommandMessage)")
         return
     stream = Stream(messaging, client_id, send, default=settings.default)

@@ -29,6 +29,7 @@ from ..remoting.flex import message_of
 from ..remoting.messages import ErrorMessage
 from ..remoting.request import ID
 from ..remoting.sessions import new_session_id
+from .logstore import StoreError
 from .push import Pusher
 
 if TYPE_CHECKING:
@@ -180,7 +181,10 @@ class Connection:
             return
         await socket.stop()
         if self.messaging.clients.detach(socket.client_id, socket):
-            await self.messaging.broker.disconnect(socket.client_id)
+            try:
+                await self.messaging.broker.disconnect(socket.client_id)
+            except StoreError as e:  # the store away: the client's record expires by itself
+                logger.warning("could not disconnect FlexClient %s (its WebSocket closed): %s", socket.client_id, e)
 
 
 class Socket(Pusher):

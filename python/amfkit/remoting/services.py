@@ -25,6 +25,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .._amfkit import StoreError
 from .._text import clip, error_text, shown
 from .._types import MixedArray
 from ..assets.names import InvalidAssetName
@@ -74,10 +75,18 @@ class Fault(Exception):
             if isinstance(error, kind):
                 _log.debug("asset fault %s: %s", code, error)
                 return cls(error_text(error), code=code)
+        if isinstance(error, StoreError):
+            # The shared store of sessions and messaging (Redis restarting, say): a line in
+            # the log, and a fault the client may retry on, not an internal error.
+            _log.warning("the shared store failed: %s (answered %s)", error_text(error), STORE_UNAVAILABLE)
+            return cls("the server's shared store cannot be reached now; try again", code=STORE_UNAVAILABLE)
         text = error_text(error)
         _log.error("error in a remoting call: %s", text, exc_info=error)
         return cls(text if debug else INTERNAL_ERROR_MESSAGE)
 
+
+#: The fault of a request that found the shared store (sessions, messaging) unreachable.
+STORE_UNAVAILABLE = "Server.Processing.Unavailable"
 
 #: The asset store's refusals a client is told about, with their fault codes.
 _ASSET_FAULTS = ((AssetNotFound, "Asset.NotFound"), (InvalidAssetName, "Asset.InvalidName"), (AssetTooLarge, "Asset.TooLarge"))
