@@ -28,8 +28,11 @@ BUILD_STAMP := $(VENV)/.amfkit-build.stamp
 # What the compiled extension is made from (the fuzz crate is outside the workspace).
 RUST_SOURCES := $(shell find crates -path crates/fuzz -prune -o -type f \( -name '*.rs' -o -name Cargo.toml \) -print 2>/dev/null)
 BUILD_INPUTS := Cargo.toml $(wildcard Cargo.lock) pyproject.toml $(RUST_SOURCES)
-# Rebuild whenever the extension module is missing (after `make clean`, say).
-EXTENSION := $(wildcard python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd)
+# Rebuild whenever .venv's extension module is missing (after `make clean`, say). The
+# other CPython versions' modules (`make test-pythons`) sit beside it under their own
+# suffixes, which .venv's interpreter never imports.
+EXT_SUFFIXES := $(if $(wildcard $(VPY)),$(shell $(VPY) -c 'import importlib.machinery as m; print(*m.EXTENSION_SUFFIXES)' 2>/dev/null))
+EXTENSION := $(wildcard $(foreach s,$(or $(EXT_SUFFIXES),.so .pyd),python/amfkit/_amfkit*$(s)))
 
 # Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick`.
 PYTEST_ARGS ?=
@@ -64,9 +67,12 @@ build: $(BUILD_STAMP) ## compile the Rust extension (release) into .venv with ma
 
 $(BUILD_STAMP): $(VENV_STAMP) $(BUILD_INPUTS) $(if $(EXTENSION),,FORCE)
 	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin develop --release
-	@# A module left under another suffix (abi3 or not) could shadow the new one: keep the newest.
-	@newest=$$(ls -t python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd 2>/dev/null | head -n 1 || true); \
-	for f in python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd; do \
+	@# A module left under another suffix this interpreter imports (abi3 or not) could
+	@# shadow the new one: keep the newest of those. Other versions' modules stay.
+	@mods="$$(for s in $$($(VPY) -c 'import importlib.machinery as m; print(*m.EXTENSION_SUFFIXES)'); do \
+	  ls python/amfkit/_amfkit$$s 2>/dev/null || true; done)"; \
+	newest=$$(ls -t $$mods 2>/dev/null | head -n 1 || true); \
+	for f in $$mods; do \
 	  if [ -e "$$f" ] && [ "$$f" != "$$newest" ]; then echo "rm $$f (stale)"; rm -f "$$f"; fi; \
 	done
 	@touch $@
@@ -83,7 +89,7 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build system-deps bench-deps test-rust fuzz-smoke test-python ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest
+test: build system-deps bench-deps test-rust fuzz-smoke test-python test-pythons-ends ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest, and the codec, gateway and CLI tests on the oldest and newest CPython
 
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
@@ -239,8 +245,36 @@ lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/am
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
+	rm -rf $(PYTHONS_DIR)/*/.amfkit-venv.stamp
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
-distclean: clean ## clean, and remove .venv: back to a fresh clone
-	rm -rf $(VENV)
+distclean: clean ## clean, and remove .venv (and the other versions' .pythons/): back to a fresh clone
+	rm -rf $(VENV) $(PYTHONS_DIR)
+
+# -- every supported CPython ----------------------------------------------------------------
+# The supported versions are pyproject.toml's `Programming Language :: Python :: 3.X`
+# classifiers; tests/pythons/interpreters.py finds each (python3.X on PATH, or pyenv).
+# Each version gets its own environment in .pythons/3.X and its own build of the extension
+# (cargo profile `pythons`: release without the fat LTO, a third of the build time).
+PYTHONS_DIR := .pythons
+# `make test-pythons PYTHONS='3.9 3.13'`: some versions only (default: every supported one).
+PYTHONS ?=
+# What runs on the other versions: the codec, the gateway and the CLI (and the PyAMF door).
+PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat
+
+# Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
+define run_pythons
+	@list="$$($(VPY) tests/pythons/interpreters.py $(1))"; \
+	while read -r version python; do \
+	  tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(PYTHONS_TESTS) </dev/null || exit 1; \
+	done <<< "$$list"
+endef
+
+.PHONY: test-pythons
+test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.9 3.13' for some); fails if one is missing
+	$(call run_pythons,$(PYTHONS))
+
+.PHONY: test-pythons-ends
+test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest supported CPython only (part of make test)
+	$(call run_pythons,--ends)
