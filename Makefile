@@ -260,8 +260,9 @@ distclean: clean ## clean, and remove .venv (and the other versions' .pythons/):
 PYTHONS_DIR := .pythons
 # `make test-pythons PYTHONS='3.9 3.13'`: some versions only (default: every supported one).
 PYTHONS ?=
-# What runs on the other versions: the codec, the gateway and the CLI (and the PyAMF door).
-PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat
+# What runs on the other versions: the codec, the gateway and the CLI, and the PyAMF door
+# (Py3AMF's own suite through the door runs on .venv's version only: make pyamf-suite).
+PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py
 
 # Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
 define run_pythons
@@ -278,3 +279,7 @@ test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-d
 .PHONY: test-pythons-ends
 test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest supported CPython only (part of make test)
 	$(call run_pythons,--ends)
+
+.PHONY: pyamf-suite
+pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module
+	$(VPY) tests/compat/py3amf_suite.py $(ARGS)
