@@ -89,7 +89,7 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build system-deps bench-deps test-rust fuzz-smoke test-python test-pythons-ends ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest, and the codec, gateway and CLI tests on the oldest and newest CPython
+test: build system-deps bench-deps test-rust fuzz-smoke test-python test-pythons-ends test-install ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest, the codec, gateway and CLI tests on the oldest and newest CPython, and a wheel installed without Rust
 
 .PHONY: test-rust
 test-rust: ## cargo test -p amfkit-core (no Python involved), then clippy -D warnings if installed
@@ -283,3 +283,42 @@ test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest su
 .PHONY: pyamf-suite
 pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module
 	$(VPY) tests/compat/py3amf_suite.py $(ARGS)
+
+# -- wheels -----------------------------------------------------------------------------------
+# Release wheels for Linux x86_64: one per supported CPython found (the dict walk is
+# version-specific, so no abi3 wheel), linked by zig against glibc 2.28 (maturin --zig,
+# the `ziglang` package: no Docker, works offline once installed) so they carry the
+# manylinux_2_28 tag (RHEL 8, Debian 10, Ubuntu 18.10 and newer), checked with
+# auditwheel; and the sdist. .github/workflows/release.yml builds the other platforms.
+WHEEL_COMPATIBILITY ?= manylinux_2_28
+# The wheel tools, installed into .venv by `make wheels` only (not dev dependencies:
+# nothing else needs them): zig's C toolchain as a PyPI package, and auditwheel.
+WHEEL_TOOLS := 'ziglang>=0.13,<1' 'auditwheel>=6,<7'
+
+.PHONY: wheels
+wheels: $(VENV_STAMP) ## release wheels (manylinux_2_28, via zig) for every supported CPython found, and the sdist, into dist/, checked with auditwheel
+	$(VPY) -m pip install --quiet $(WHEEL_TOOLS)
+	rm -rf dist && mkdir -p dist
+	@list="$$($(VPY) tests/pythons/interpreters.py --found)"; \
+	while read -r version python; do \
+	  echo "== CPython $$version: maturin build --release --zig --compatibility $(WHEEL_COMPATIBILITY)"; \
+	  VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin build --quiet --release --zig \
+	    --compatibility $(WHEEL_COMPATIBILITY) -i "$$python" -o dist --target-dir target/wheels </dev/null || exit 1; \
+	done <<< "$$list"
+	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin sdist -o dist
+	@for w in dist/*.whl; do \
+	  $(VPY) -m auditwheel show "$$w" | tr '\n' ' ' | grep -q 'consistent with the following platform tag: "$(WHEEL_COMPATIBILITY)_x86_64"' \
+	    || { echo "error: auditwheel does not find $$w $(WHEEL_COMPATIBILITY)" >&2; $(VPY) -m auditwheel show "$$w" >&2; exit 1; }; \
+	  echo "auditwheel: $$w is $(WHEEL_COMPATIBILITY)_x86_64"; \
+	done
+	@ls -l dist
+
+.PHONY: test-wheels
+test-wheels: wheels ## make wheels, then install each into a fresh venv of its CPython with no cargo/rustc on PATH and run the smoke suite; build the sdist from source; install times and sizes
+	$(VPY) tests/install/check_wheels.py dist
+
+.PHONY: test-install
+test-install: build ## a wheel of .venv's CPython (from make build's artifacts: seconds), installed into a fresh venv with no cargo/rustc on PATH, runs the smoke suite (part of make test)
+	@rm -rf build/wheel && mkdir -p build/wheel
+	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin build --quiet --release -i $(VPY) -o build/wheel
+	$(VPY) tests/install/check_wheels.py build/wheel --no-audit --no-sdist
