@@ -265,10 +265,11 @@ PYTHONS ?=
 PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py
 
 # Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
+# $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments.
 define run_pythons
 	@list="$$($(VPY) tests/pythons/interpreters.py $(1))"; \
 	while read -r version python; do \
-	  tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(PYTHONS_TESTS) </dev/null || exit 1; \
+	  env $(2) tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(3) $(PYTHONS_TESTS) </dev/null || exit 1; \
 	done <<< "$$list"
 endef
 
@@ -276,9 +277,13 @@ endef
 test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.9 3.13' for some); fails if one is missing
 	$(call run_pythons,$(PYTHONS))
 
+# Inside `make test`: the same tests with fewer hypothesis examples (profile `pythons`),
+# and without the gateway's abuse soak (a minute each; `make test-pythons` runs both).
+PYTHONS_ENDS_ARGS ?= --deselect tests/remoting/test_gateway_abuse.py::test_gateway_stays_up_under_abuse
+
 .PHONY: test-pythons-ends
-test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest supported CPython only (part of make test)
-	$(call run_pythons,--ends)
+test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest supported CPython only, fewer generated examples (part of make test)
+	$(call run_pythons,--ends,HYPOTHESIS_PROFILE=pythons,$(PYTHONS_ENDS_ARGS))
 
 .PHONY: pyamf-suite
 pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module

@@ -37,7 +37,10 @@ if [ ! -x "$venv/bin/python" ] || [ ! -e "$stamp" ] || [ pyproject.toml -nt "$st
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -r requirements-dev.txt
+  # The dev tools less those of the browser page's tests and the benchmark report, which
+  # these tests do not use (the largest downloads: Playwright, matplotlib, gRPC).
+  grep -v -E '^(playwright|matplotlib|rich|protobuf|grpcio-tools)([<>=!~; ]|$)' requirements-dev.txt > "$venv/requirements.txt"
+  "$venv/bin/python" -m pip install --quiet -r "$venv/requirements.txt"
   touch "$stamp"
 fi
 t_venv=$((SECONDS - start))
