@@ -22,6 +22,8 @@ from amfkit.compat.pyamf import flex, remoting, sol, util
 
 real, real_flex = peers.pyamf, peers.pyamf.flex
 AMF0, AMF3 = door.AMF0, door.AMF3
+# Py3AMF (the peer) reads dates with a call CPython 3.12+ deprecates.
+pytestmark = pytest.mark.filterwarnings(r"ignore:datetime\.datetime\.utcfromtimestamp:DeprecationWarning")
 ENCODINGS = pytest.mark.parametrize("encoding", [AMF0, AMF3], ids=["amf0", "amf3"])
 
 
