@@ -136,20 +136,10 @@ class FrozenPoint:
     y: int
 
 
-if sys.version_info >= (3, 10):
-
-    @dataclasses.dataclass(slots=True)
-    class SlotPoint:
-        x: int
-        y: int
-
-else:  # dataclass(slots=True) is new in 3.10: the same class, its slots written by hand
-
-    @dataclasses.dataclass
-    class SlotPoint:
-        __slots__ = ("x", "y")
-        x: int
-        y: int
+@dataclasses.dataclass(slots=True)
+class SlotPoint:
+    x: int
+    y: int
 
 
 class Slotted:
