@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 MAKEFLAGS += --no-print-directory
 
-# The Python that creates .venv (3.9 or newer); override with `make PYTHON=python3.12 ...`.
+# The Python that creates .venv (3.10 or newer); override with `make PYTHON=python3.12 ...`.
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
@@ -48,8 +48,8 @@ venv: $(VENV_STAMP) ## create .venv and install the build and dev tools (redone 
 	@true
 
 $(VENV_STAMP): pyproject.toml requirements-dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || { \
-	  echo "error: amfkit needs Python 3.9 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
+	  echo "error: amfkit needs Python 3.10 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
 	@if [ ! -x $(VPY) ] || ! $(VPY) -c 'import pip' >/dev/null 2>&1; then \
 	  rm -rf $(VENV); \
 	  echo "$(PYTHON) -m venv $(VENV)"; \
@@ -258,15 +258,15 @@ distclean: clean ## clean, and remove .venv (and the other versions' .pythons/):
 # Each version gets its own environment in .pythons/3.X and its own build of the extension
 # (cargo profile `pythons`: release without the fat LTO, a third of the build time).
 PYTHONS_DIR := .pythons
-# `make test-pythons PYTHONS='3.9 3.13'`: some versions only (default: every supported one).
+# `make test-pythons PYTHONS='3.10 3.13'`: some versions only (default: every supported one).
 PYTHONS ?=
 # What runs on the other versions: the codec, the gateway and the CLI, and the PyAMF door
 # (Py3AMF's own suite through the door runs on .venv's version only: make pyamf-suite).
 PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
   --deselect tests/codec/test_stub.py::test_package_type_checks
 # (The package's type check is a lint of the source, run for .venv's version: mypy run in
-# another version's environment reports what it lacks there, granian on 3.9, and the
-# 3.11-only asyncio calls that the code guards at run time.)
+# another version's environment reports the 3.11-only asyncio calls that the code guards
+# at run time.)
 
 # Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
 # $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments.
@@ -278,7 +278,7 @@ define run_pythons
 endef
 
 .PHONY: test-pythons
-test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.9 3.13' for some); fails if one is missing
+test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.10 3.13' for some); fails if one is missing
 	$(call run_pythons,$(PYTHONS))
 
 # Inside `make test`: the same tests with fewer hypothesis examples (profile `pythons`),

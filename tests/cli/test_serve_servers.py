@@ -97,8 +97,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module", params=SERVERS)
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     if request.param == "granian":
-        if sys.version_info < (3, 10):
-            pytest.skip("granian 2.8 needs Python 3.10: `--server granian` is not offered on 3.9 (see the next test)")
         pytest.importorskip("granian")
     running = _serve(request.param, tmp_path_factory.mktemp(request.param))
     try:
@@ -216,17 +214,6 @@ def test_the_messaging_channel_over_websocket(served: Served) -> None:
 
 
 def test_granian_refuses_limits_it_cannot_keep(python_env: dict[str, str], python_exe: str) -> None:
-    if sys.version_info < (3, 10):
-        # The `granian` extra installs nothing on 3.9, and `--server granian` says why.
-        out = subprocess.run(
-            [python_exe, "-m", "amfkit", "serve", "--demo", "--server", "granian"],
-            env=python_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert out.returncode == 1 and "needs Python 3.10 or newer" in out.stderr and "Traceback" not in out.stderr
-        return
     pytest.importorskip("granian")
     for option, value, message in (
         ("--header-timeout", "61", "at most 60"),

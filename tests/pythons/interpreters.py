@@ -6,7 +6,7 @@ and then under pyenv's root (`$PYENV_ROOT/versions/3.X.*`, newest patch release 
 candidate counts only when it runs and reports that version (a pyenv shim for a version
 that is not selected does not).
 
-    python tests/pythons/interpreters.py              # every supported version: "3.9 /path/to/python3.9"
+    python tests/pythons/interpreters.py              # every supported version: "3.10 /path/to/python3.10"
     python tests/pythons/interpreters.py --ends       # the oldest and the newest only
     python tests/pythons/interpreters.py 3.10 3.12    # these only
     python tests/pythons/interpreters.py --found      # those found; the missing ones named, no failure

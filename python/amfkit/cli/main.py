@@ -521,8 +521,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else:
             import uvicorn
     except ImportError:
-        if server == "granian" and sys.version_info < (3, 10):
-            raise CLIError("serving with granian needs Python 3.10 or newer (granian 2.8 does not run on 3.9)") from None
         extra = "granian" if server == "granian" else "server"
         raise CLIError(f"serving with {server} needs it installed: pip install 'amfkit[{extra}]'") from None
     if "" not in sys.path and os.getcwd() not in sys.path:
