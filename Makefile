@@ -269,11 +269,12 @@ PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_do
 # at run time.)
 
 # Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
-# $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments.
+# $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments;
+# $(4): the tests (default PYTHONS_TESTS).
 define run_pythons
 	@list="$$($(VPY) tests/pythons/interpreters.py $(1))"; \
 	while read -r version python; do \
-	  env $(2) tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(3) $(PYTHONS_TESTS) </dev/null || exit 1; \
+	  env $(2) tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(3) $(or $(4),$(PYTHONS_TESTS)) </dev/null || exit 1; \
 	done <<< "$$list"
 endef
 
@@ -281,13 +282,20 @@ endef
 test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.10 3.13' for some); fails if one is missing
 	$(call run_pythons,$(PYTHONS))
 
-# Inside `make test`: the same tests with fewer hypothesis examples (profile `pythons`),
-# and without the gateway's abuse soak (a minute each; `make test-pythons` runs both).
-PYTHONS_ENDS_ARGS ?= --deselect tests/remoting/test_gateway_abuse.py::test_gateway_stays_up_under_abuse
+# Inside `make test` (its time budget): the codec, the door, and the gateway's and CLI's
+# core modules (the gateway, services, Flex, HTTP, the client and the fast route; the CLI
+# and `amfkit serve`/`call`), with fewer hypothesis examples (profile `pythons`).
+# `make test-pythons` runs all of tests/remoting and tests/cli (the Py3AMF interop
+# matrix, JSON-RPC, XML-RPC, sessions, the abuse soak, ...) at full strength.
+PYTHONS_ENDS_TESTS ?= tests/codec tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
+  tests/remoting/test_gateway.py tests/remoting/test_services.py tests/remoting/test_gateway_flex.py \
+  tests/remoting/test_gateway_http.py tests/remoting/test_client.py tests/remoting/test_gateway_fast_route.py \
+  tests/cli/test_cli.py tests/cli/test_cli_call.py tests/cli/test_serve_servers.py \
+  --deselect tests/codec/test_stub.py::test_package_type_checks
 
 .PHONY: test-pythons-ends
-test-pythons-ends: $(VENV_STAMP) ## test-pythons on the oldest and the newest supported CPython only, fewer generated examples (part of make test)
-	$(call run_pythons,--ends,HYPOTHESIS_PROFILE=pythons,$(PYTHONS_ENDS_ARGS))
+test-pythons-ends: $(VENV_STAMP) ## the codec, door and core gateway/CLI tests on the oldest and the newest supported CPython, fewer generated examples (part of make test)
+	$(call run_pythons,--ends,HYPOTHESIS_PROFILE=pythons,,$(PYTHONS_ENDS_TESTS))
 
 .PHONY: pyamf-suite
 pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module
