@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 MAKEFLAGS += --no-print-directory
 
-# The Python that creates .venv (3.9 or newer); override with `make PYTHON=python3.12 ...`.
+# The Python that creates .venv (3.10 or newer); override with `make PYTHON=python3.12 ...`.
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
@@ -28,8 +28,11 @@ BUILD_STAMP := $(VENV)/.amfkit-build.stamp
 # What the compiled extension is made from (the fuzz crate is outside the workspace).
 RUST_SOURCES := $(shell find crates -path crates/fuzz -prune -o -type f \( -name '*.rs' -o -name Cargo.toml \) -print 2>/dev/null)
 BUILD_INPUTS := Cargo.toml $(wildcard Cargo.lock) pyproject.toml $(RUST_SOURCES)
-# Rebuild whenever the extension module is missing (after `make clean`, say).
-EXTENSION := $(wildcard python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd)
+# Rebuild whenever .venv's extension module is missing (after `make clean`, say). The
+# other CPython versions' modules (`make test-pythons`) sit beside it under their own
+# suffixes, which .venv's interpreter never imports.
+EXT_SUFFIXES := $(if $(wildcard $(VPY)),$(shell $(VPY) -c 'import importlib.machinery as m; print(*m.EXTENSION_SUFFIXES)' 2>/dev/null))
+EXTENSION := $(wildcard $(foreach s,$(or $(EXT_SUFFIXES),.so .pyd),python/amfkit/_amfkit*$(s)))
 
 # Extra arguments: `make test-python PYTEST_ARGS='-k cli -x'`, `make bench ARGS=--quick` or `ARGS='codec --quick'` (experiment names first).
 PYTEST_ARGS ?=
@@ -45,8 +48,8 @@ venv: $(VENV_STAMP) ## create .venv and install the build and dev tools and the 
 	@true
 
 $(VENV_STAMP): pyproject.toml requirements-dev.txt bench/pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null || { \
-	  echo "error: amfkit needs Python 3.9 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
+	  echo "error: amfkit needs Python 3.10 or newer as '$(PYTHON)'; run make PYTHON=/path/to/python3 ..." >&2; exit 1; }
 	@if [ ! -x $(VPY) ] || ! $(VPY) -c 'import pip' >/dev/null 2>&1; then \
 	  rm -rf $(VENV); \
 	  echo "$(PYTHON) -m venv $(VENV)"; \
@@ -67,9 +70,12 @@ build: $(BUILD_STAMP) ## compile the Rust extension (release) into .venv with ma
 
 $(BUILD_STAMP): $(VENV_STAMP) $(BUILD_INPUTS) $(if $(EXTENSION),,FORCE)
 	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin develop --release
-	@# A module left under another suffix (abi3 or not) could shadow the new one: keep the newest.
-	@newest=$$(ls -t python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd 2>/dev/null | head -n 1 || true); \
-	for f in python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd; do \
+	@# A module left under another suffix this interpreter imports (abi3 or not) could
+	@# shadow the new one: keep the newest of those. Other versions' modules stay.
+	@mods="$$(for s in $$($(VPY) -c 'import importlib.machinery as m; print(*m.EXTENSION_SUFFIXES)'); do \
+	  ls python/amfkit/_amfkit$$s 2>/dev/null || true; done)"; \
+	newest=$$(ls -t $$mods 2>/dev/null | head -n 1 || true); \
+	for f in $$mods; do \
 	  if [ -e "$$f" ] && [ "$$f" != "$$newest" ]; then echo "rm $$f (stale)"; rm -f "$$f"; fi; \
 	done
 	@touch $@
@@ -86,7 +92,7 @@ demo: build ## the codec demo: round-trip a sample graph, decode every fixtures/
 	$(VPY) -m amfkit.demo $(ARGS)
 
 .PHONY: test
-test: build system-deps bench-deps test-rust fuzz-smoke test-python ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest
+test: build system-deps bench-deps test-rust fuzz-smoke test-python test-pythons-ends test-install ## build, then run every test: cargo test (core), clippy, a fuzz smoke run, pytest, the codec, gateway and CLI tests on the oldest and newest CPython, and a wheel installed without Rust
 
 .PHONY: test-hosts
 test-hosts: build system-deps ## messaging across hosts made of network namespaces, the full run (root, iproute2; `make test` runs the quick form)
@@ -273,8 +279,97 @@ lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/am
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
+	rm -rf $(PYTHONS_DIR)/*/.amfkit-venv.stamp
 	find python bench tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
-distclean: clean ## clean, and remove .venv: back to a fresh clone
-	rm -rf $(VENV)
+distclean: clean ## clean, and remove .venv (and the other versions' .pythons/): back to a fresh clone
+	rm -rf $(VENV) $(PYTHONS_DIR)
+
+# -- every supported CPython ----------------------------------------------------------------
+# The supported versions are pyproject.toml's `Programming Language :: Python :: 3.X`
+# classifiers; tests/pythons/interpreters.py finds each (python3.X on PATH, or pyenv).
+# Each version gets its own environment in .pythons/3.X and its own build of the extension
+# (cargo profile `pythons`: release without the fat LTO, a third of the build time).
+PYTHONS_DIR := .pythons
+# `make test-pythons PYTHONS='3.10 3.13'`: some versions only (default: every supported one).
+PYTHONS ?=
+# What runs on the other versions: the codec, the gateway and the CLI, and the PyAMF door
+# (Py3AMF's own suite through the door runs on .venv's version only: make pyamf-suite).
+PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
+  --deselect tests/codec/test_stub.py::test_package_type_checks
+# (The package's type check is a lint of the source, run for .venv's version: mypy run in
+# another version's environment reports the 3.11-only asyncio calls that the code guards
+# at run time.)
+
+# Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
+# $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments;
+# $(4): the tests (default PYTHONS_TESTS).
+define run_pythons
+	@list="$$($(VPY) tests/pythons/interpreters.py $(1))"; \
+	while read -r version python; do \
+	  env $(2) tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(3) $(or $(4),$(PYTHONS_TESTS)) </dev/null || exit 1; \
+	done <<< "$$list"
+endef
+
+.PHONY: test-pythons
+test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.10 3.13' for some); fails if one is missing
+	$(call run_pythons,$(PYTHONS))
+
+# Inside `make test` (its time budget): the codec, the door, and the gateway's and CLI's
+# core modules (the gateway, services, Flex, HTTP, the client and the fast route; the CLI
+# and `amfkit serve`/`call`), with fewer hypothesis examples (profile `pythons`).
+# `make test-pythons` runs all of tests/remoting and tests/cli (the Py3AMF interop
+# matrix, JSON-RPC, XML-RPC, sessions, the abuse soak, ...) at full strength.
+PYTHONS_ENDS_TESTS ?= tests/codec tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
+  tests/remoting/test_gateway.py tests/remoting/test_services.py tests/remoting/test_gateway_flex.py \
+  tests/remoting/test_gateway_http.py tests/remoting/test_client.py tests/remoting/test_gateway_fast_route.py \
+  tests/cli/test_cli.py tests/cli/test_cli_call.py tests/cli/test_serve_servers.py \
+  --deselect tests/codec/test_stub.py::test_package_type_checks
+
+.PHONY: test-pythons-ends
+test-pythons-ends: $(VENV_STAMP) ## the codec, door and core gateway/CLI tests on the oldest and the newest supported CPython, fewer generated examples (part of make test)
+	$(call run_pythons,--ends,HYPOTHESIS_PROFILE=pythons,,$(PYTHONS_ENDS_TESTS))
+
+.PHONY: pyamf-suite
+pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module
+	$(VPY) tests/compat/py3amf_suite.py $(ARGS)
+
+# -- wheels -----------------------------------------------------------------------------------
+# Release wheels for Linux x86_64: one per supported CPython found (the dict walk is
+# version-specific, so no abi3 wheel), linked by zig against glibc 2.28 (maturin --zig,
+# the `ziglang` package: no Docker, works offline once installed) so they carry the
+# manylinux_2_28 tag (RHEL 8, Debian 10, Ubuntu 18.10 and newer), checked with
+# auditwheel; and the sdist. .github/workflows/release.yml builds the other platforms.
+WHEEL_COMPATIBILITY ?= manylinux_2_28
+# The wheel tools, installed into .venv by `make wheels` only (not dev dependencies:
+# nothing else needs them): zig's C toolchain as a PyPI package, and auditwheel.
+WHEEL_TOOLS := 'ziglang>=0.13,<1' 'auditwheel>=6,<7'
+
+.PHONY: wheels
+wheels: $(VENV_STAMP) ## release wheels (manylinux_2_28, via zig) for every supported CPython found, and the sdist, into dist/, checked with auditwheel
+	$(VPY) -m pip install --quiet $(WHEEL_TOOLS)
+	rm -rf dist && mkdir -p dist
+	@list="$$($(VPY) tests/pythons/interpreters.py --found)"; \
+	while read -r version python; do \
+	  echo "== CPython $$version: maturin build --release --zig --compatibility $(WHEEL_COMPATIBILITY)"; \
+	  VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin build --quiet --release --zig \
+	    --compatibility $(WHEEL_COMPATIBILITY) -i "$$python" -o dist --target-dir target/wheels </dev/null || exit 1; \
+	done <<< "$$list"
+	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin sdist -o dist
+	@for w in dist/*.whl; do \
+	  $(VPY) -m auditwheel show "$$w" | tr '\n' ' ' | grep -q 'consistent with the following platform tag: "$(WHEEL_COMPATIBILITY)_x86_64"' \
+	    || { echo "error: auditwheel does not find $$w $(WHEEL_COMPATIBILITY)" >&2; $(VPY) -m auditwheel show "$$w" >&2; exit 1; }; \
+	  echo "auditwheel: $$w is $(WHEEL_COMPATIBILITY)_x86_64"; \
+	done
+	@ls -l dist
+
+.PHONY: test-wheels
+test-wheels: wheels ## make wheels, then install each into a fresh venv of its CPython with no cargo/rustc on PATH and run the smoke suite; build the sdist from source; install times and sizes
+	$(VPY) tests/install/check_wheels.py dist
+
+.PHONY: test-install
+test-install: build ## a wheel of .venv's CPython (from make build's artifacts: seconds), installed into a fresh venv with no cargo/rustc on PATH, runs the smoke suite (part of make test)
+	@rm -rf build/wheel && mkdir -p build/wheel
+	VIRTUAL_ENV=$(VENV_ABS) PATH="$(VENV_ABS)/bin:$$PATH" $(VENV)/bin/maturin build --quiet --release -i $(VPY) -o build/wheel
+	$(VPY) tests/install/check_wheels.py build/wheel --no-audit --no-sdist

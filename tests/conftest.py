@@ -13,6 +13,7 @@ Hypothesis profiles (pick one with HYPOTHESIS_PROFILE=name):
     ci    used when CI is set: no deadline, no example database, derandomized so that a
           failure in CI reproduces locally with the same profile
     long  many more examples, for a soak run (`HYPOTHESIS_PROFILE=long make test-python`)
+    pythons  fewer examples, for the oldest and newest CPython inside `make test`
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ else:
         suppress_health_check=[HealthCheck.too_slow],
     )
     settings.register_profile("long", deadline=None, print_blob=True, max_examples=2000)
+    # The other CPython versions inside `make test` (test-pythons-ends): the same tests,
+    # fewer generated examples (the full run is .venv's, and `make test-pythons`).
+    settings.register_profile(
+        "pythons", deadline=None, print_blob=True, database=None, max_examples=15, suppress_health_check=[HealthCheck.too_slow]
+    )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 

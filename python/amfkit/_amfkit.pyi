@@ -11,6 +11,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_OBJECTS",
     "DEFAULT_MAX_SIZE",
+    "DICT_WALK",
     "AMFError",
     "DecodeError",
     "EncodeError",
@@ -47,6 +48,10 @@ __version__: str
 DEFAULT_MAX_DEPTH: Final[int]
 DEFAULT_MAX_OBJECTS: Final[int]
 DEFAULT_MAX_SIZE: Final[int]
+
+# How the encoder walks dicts in this build: "in place" (CPython 3.11-3.13, whose layout
+# crates/amfkit-py/src/encode/dictwalk.rs reads) or "PyDict_Next" (any other interpreter).
+DICT_WALK: Final[str]
 
 def decode_packet(
     data: _Buffer,

@@ -149,6 +149,7 @@ def test_vector_of_numbers_keeps_nan_payloads_and_negative_zero_bit_for_bit():
     assert amf3.encode(back) == data
 
 
+@pytest.mark.filterwarnings("ignore:The 'u' type code is deprecated:DeprecationWarning")  # CPython 3.13+
 def test_other_array_typecodes_and_their_range():
     assert amf3.decode(amf3.encode(array.array("h", [-3, 4]))) == array.array("i", [-3, 4])
     assert amf3.decode(amf3.encode(array.array("f", [0.5]))) == array.array("d", [0.5])

@@ -1,20 +1,24 @@
 """Members are written in the order Python iterates the dict, whatever its table looks like.
 
-The encoder walks a dict's entries itself on CPython 3.11 (and through PyDict_Next
-elsewhere). These tests build dicts of every table kind CPython has: str keys only,
+The encoder walks a dict's entries itself on CPython 3.11, 3.12 and 3.13, each with its
+own layout (and through PyDict_Next elsewhere); `make test-pythons` runs these tests on
+every supported version. These tests build dicts of every table kind CPython has: str keys only,
 keys of other types, the split tables of instance dicts (shared keys, each instance
 with its own order), with deletions and re-insertions, and check that the decoded
-members come back in `list(d)` order, in both versions.
+members come back in `list(d)` order, in both AMF versions.
 """
 
 from __future__ import annotations
+
+import sys
+import sysconfig
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import amfkit
-from amfkit import amf0, amf3
+from amfkit import _amfkit, amf0, amf3
 
 NAMES = [f"m{i}" for i in range(12)]
 
@@ -96,3 +100,46 @@ def test_a_dict_subclass_and_a_dict_emptied_by_deletions():
     bag.only = 1
     del bag.only
     assert vars(amf3.decode(amf3.encode(bag))) == {}
+
+
+def test_the_walk_in_place_is_built_where_the_layout_is_known():
+    # build.rs turns the in-place walk on for the CPython versions whose dict layout
+    # dictwalk.rs mirrors (3.11, 3.12, 3.13; release builds with the GIL), and only there.
+    known = (
+        sys.implementation.name == "cpython"
+        and (3, 11) <= sys.version_info[:2] <= (3, 13)
+        and not sysconfig.get_config_var("Py_DEBUG")
+        and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    )
+    assert _amfkit.DICT_WALK == ("in place" if known else "PyDict_Next")
+
+
+def test_an_instance_before_and_after_its_dict_is_made():
+    # Until something asks for `__dict__`, CPython 3.11+ keeps an instance's values
+    # without a dict (3.12 marks that in the managed-dict slot; 3.13 keeps them inline):
+    # the encoder reads the members either way, in the same order.
+    bag = Bag()
+    bag.b = 1
+    bag.a = [2]
+    before = amf3.encode(bag)
+    assert list(vars(bag)) == ["b", "a"]  # makes the dict
+    assert amf3.encode(bag) == before
+    assert list(vars(amf3.decode(before)).items()) == [("b", 1), ("a", [2])]
+
+
+class Oops(Exception):
+    """A registered exception: its `__dict__` sits at a fixed offset (`tp_dictoffset`),
+    not in the managed-dict slot."""
+
+
+def test_an_instance_whose_dict_is_at_its_types_dict_offset():
+    amfkit.register_class(Oops, "org.amfkit.test.Oops")
+    try:
+        oops = Oops()
+        oops.code = 7
+        oops.where = "here"
+        for codec in (amf3, amf0):
+            back = codec.decode(codec.encode(oops))
+            assert type(back) is Oops and list(vars(back).items()) == [("code", 7), ("where", "here")]
+    finally:
+        amfkit.unregister_class(Oops)

@@ -29,6 +29,8 @@ with warnings.catch_warnings():
         "ignore", message=r"defusedxml\..* is deprecated", category=DeprecationWarning
     )
     warnings.filterwarnings("ignore", message=r".*pkg_resources is deprecated")
+    # CPython 3.12+ deprecates what Py3AMF's util calls at import time.
+    warnings.filterwarnings("ignore", message=r"datetime\.datetime\.utcfromtimestamp", category=DeprecationWarning)
     import pyamf
     import pyamf.amf0
     import pyamf.amf3

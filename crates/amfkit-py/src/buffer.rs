@@ -46,7 +46,14 @@ pub fn copy_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
             out.extend_from_slice(std::slice::from_raw_parts(view.buf as *const u8, len));
             0
         } else {
-            let r = ffi::PyBuffer_ToContiguous(out.as_mut_ptr().cast(), &view, view.len, b'C' as _);
+            // A `*mut` view: the function takes `*mut Py_buffer` before CPython 3.11 and
+            // `*const Py_buffer` from 3.11 on, and a `*mut` pointer coerces to either.
+            let r = ffi::PyBuffer_ToContiguous(
+                out.as_mut_ptr().cast(),
+                &raw mut view,
+                view.len,
+                b'C' as _,
+            );
             if r == 0 {
                 out.set_len(len);
             }

@@ -23,6 +23,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_DEPTH", limits.max_depth)?;
     m.add("DEFAULT_MAX_OBJECTS", limits.max_objects)?;
     m.add("DEFAULT_MAX_SIZE", limits.max_size)?;
+    // How the encoder walks dicts in this build (the tests check it per interpreter).
+    m.add("DICT_WALK", encode::DICT_WALK)?;
     m.add("AMFError", errors::amf_error(py))?;
     m.add("DecodeError", errors::decode_error(py))?;
     m.add("EncodeError", errors::encode_error(py))?;

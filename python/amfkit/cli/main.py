@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `amfkit sol FILE ...` and `amfkit sol ls|export|import ...`: cli/sol.py parses them.
         args = argparse.Namespace(command="sol", args=argv[1:], func=cmd_sol)
     elif argv[:1] == ["bench"]:
-        # The benchlab runner parses its own command line (experiment names, options for
+        # The lab's runner parses its own command line (experiment names, options for
         # them, --list, --help, `compare`): argparse would take their options for its own.
         args = argparse.Namespace(command="bench", args=argv[1:], func=cmd_bench)
     else:

@@ -8,7 +8,7 @@
 //!
 //! - `mod.rs` (here): the [`PyEncoder`] and the helpers both versions use;
 //! - `obtype.rs`: what a value is (the cold classification, dict key kinds);
-//! - `dictwalk.rs`: a dict's entries in order (read in place on CPython 3.11);
+//! - `dictwalk.rs`: a dict's entries in order (read in place on CPython 3.11-3.13);
 //! - `lent.rs`: containers walked on a borrowed reference, owned at safepoints;
 //! - `amf3.rs`, `amf0.rs`: the writers of each version;
 //! - `table.rs`: `amfkit.Table` in either version;
@@ -33,6 +33,8 @@ mod lent;
 mod obtype;
 mod registered;
 mod table;
+
+pub(crate) use dictwalk::WALK as DICT_WALK;
 
 use std::sync::Arc;
 

@@ -101,17 +101,40 @@ impl<'py> PyEncoder<'py> {
                 || ffi::PyByteArray_Check(p) != 0
             {
                 Cold::Bytes
-            // Subclasses of the plain types.
+            // Subclasses: of amfkit's own types first (a subclass of `amfkit.MixedArray`
+            // is a MixedArray), then of the plain types.
             } else if ffi::PyUnicode_Check(p) != 0 {
-                Cold::Str
+                if ffi::PyType_IsSubtype(tp, t.xml) != 0 {
+                    Cold::Xml { e4x: true }
+                } else if ffi::PyType_IsSubtype(tp, t.xml_document) != 0 {
+                    Cold::Xml { e4x: false }
+                } else {
+                    Cold::Str
+                }
             } else if ffi::PyLong_Check(p) != 0 {
                 Cold::Int
             } else if ffi::PyFloat_Check(p) != 0 {
                 Cold::Float
             } else if ffi::PyDict_Check(p) != 0 {
-                Cold::Dict
+                if ffi::PyType_IsSubtype(tp, t.typed_object) != 0 {
+                    Cold::TypedObject
+                } else if ffi::PyType_IsSubtype(tp, t.mixed_array) != 0 {
+                    Cold::MixedArray
+                } else if ffi::PyType_IsSubtype(tp, t.dictionary) != 0 {
+                    Cold::Dictionary
+                } else if ffi::PyType_IsSubtype(tp, t.object_proxy) != 0 {
+                    Cold::Collection { array: false }
+                } else {
+                    Cold::Dict
+                }
             } else if ffi::PyList_Check(p) != 0 || ffi::PyTuple_Check(p) != 0 {
-                Cold::Seq
+                if ffi::PyType_IsSubtype(tp, t.array_collection) != 0 {
+                    Cold::Collection { array: true }
+                } else if ffi::PyType_IsSubtype(tp, t.object_vector) != 0 {
+                    Cold::ObjectVector
+                } else {
+                    Cold::Seq
+                }
             } else if ffi::PyAnySet_Check(p) != 0 {
                 Cold::Set
             } else {
