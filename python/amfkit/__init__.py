@@ -17,6 +17,7 @@ from ._types import (
     ObjectKey,
     ObjectProxy,
     ObjectVector,
+    Opaque,
     Table,
     TypedObject,
     Undefined,
@@ -37,6 +38,7 @@ _amfkit._setup(
     date=Date,
     array_collection=ArrayCollection,
     object_proxy=ObjectProxy,
+    opaque=Opaque,
     table=Table,
     fixed_vector=FixedVector,
 )
@@ -59,6 +61,7 @@ __all__ = [
     "ObjectKey",
     "ObjectProxy",
     "ObjectVector",
+    "Opaque",
     "Table",
     "TypedObject",
     "Undefined",

@@ -55,6 +55,9 @@ def decode_packet(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]: ...
 def encode_packet(
     version: int,
@@ -145,6 +148,9 @@ def amf0_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf3_decode(
     data: _Buffer,
@@ -155,6 +161,9 @@ def amf3_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf0_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
 def amf3_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
@@ -168,6 +177,9 @@ class Amf0Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -179,6 +191,12 @@ class Amf0Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf3Decoder:
@@ -189,6 +207,9 @@ class Amf3Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -200,6 +221,12 @@ class Amf3Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf0Encoder:

@@ -6,6 +6,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
+mod lenient;
 mod nested;
 mod options;
 mod packet;
