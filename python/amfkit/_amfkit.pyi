@@ -29,6 +29,8 @@ __all__ = [
     "decode_values",
     "encode_sol",
     "encode_values",
+    "wire_read",
+    "wire_write",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -111,6 +113,20 @@ def encode_values(
     inline_strings: bool = False,
     max_depth: int = 1024,
 ) -> bytes: ...
+
+def wire_read(
+    data: _Buffer,
+    form: str,
+    /,
+    *,
+    stream: bool = False,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+) -> Any: ...
+def wire_write(doc: Any, form: str, /, *, stream: bool = False) -> bytes: ...
 
 class AMFError(Exception): ...
 
