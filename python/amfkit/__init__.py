@@ -46,6 +46,7 @@ _amfkit._setup(
 from ._amfkit import AMFError, DecodeError, EncodeError  # noqa: E402
 from ._registry import register_class, unregister_class, registered_classes  # noqa: E402
 from . import amf0, amf3  # noqa: E402
+from .differences import Difference, diff  # noqa: E402
 
 __version__ = _amfkit.__version__
 
@@ -53,6 +54,7 @@ __all__ = [
     "AMFError",
     "ArrayCollection",
     "DecodeError",
+    "Difference",
     "EncodeError",
     "Date",
     "Dictionary",
@@ -70,6 +72,7 @@ __all__ = [
     "XMLDocument",
     "amf0",
     "amf3",
+    "diff",
     "register_class",
     "registered_classes",
     "unregister_class",

@@ -60,7 +60,13 @@ DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 MAX_LAYERS = 8
 _TEXT_FORMS = ("hex", "base64", "list")
 
-_Buffer = Union[bytes, bytearray, memoryview]
+_Buffer = Union[bytes, bytearray, memoryview, str]
+
+
+def _bytes(data: _Buffer) -> bytes:
+    """Bytes of an input given as bytes or as text (hex, base64 or a list pasted into a
+    str)."""
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 class FormError(ValueError):
@@ -115,7 +121,7 @@ def detect(data: _Buffer, *, text_forms: bool = True) -> str | None:
     apart only to check that it is one. `text_forms=False` leaves hex, base64 and byte
     lists out (what a text form holds is not taken for text again: hex of hex is too
     easy to find by chance)."""
-    data = bytes(data)
+    data = _bytes(data)
     if not data:
         return None
     if data[:2] == b"\x1f\x8b":
@@ -331,7 +337,7 @@ def peel(data: _Buffer, form: str = "auto", *, max_size: int = DEFAULT_MAX_SIZE,
     it claims (bad hex, a corrupt or too large zlib stream, a truncated HTTP body...)."""
     if form != "auto" and form not in FORMS:
         raise ValueError(f"unknown form {form!r} (auto, {', '.join(sorted(FORMS))})")
-    out = Unwrapped(bytes(data))
+    out = Unwrapped(_bytes(data))
     current: str | None = form
     while True:
         text_forms = not any(layer in _TEXT_FORMS for layer in out.layers)
@@ -433,12 +439,12 @@ def _http_body(data: bytes, max_size: int) -> tuple[bytes, str | None]:
 
 def describe(data: _Buffer, *, max_size: int = DEFAULT_MAX_SIZE) -> str:
     """One line naming what `data`, which is not AMF, looks like."""
-    return "not AMF: " + _looks_like(bytes(data), max_size, 0)
+    return "not AMF: " + _looks_like(_bytes(data), max_size, 0)
 
 
 def _looks_like(data: bytes, max_size: int, depth: int) -> str:
     if not data:
-        return "the input is empty"
+        return "empty input"
     if _is_sol(data):
         return "this is a local shared object (.sol) file: read it with `amfkit sol`"
     for magic, what in _MAGICS:
