@@ -110,7 +110,7 @@ test-python: build system-deps bench-deps js-deps ## build, then run pytest agai
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, xxd, hexdump; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -153,10 +153,13 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] \
 	  || { echo "error: redis-server was installed but is not on PATH" >&2; exit 1; }
 	@# memcached (the asset store's memcached:// backend and cache), nginx (the asset
-	@# benchmark's web server) and Chromium (the service browser's tests, driven by
-	@# Playwright): one apt-get for all.
+	@# benchmark's web server), Chromium (the service browser's tests, driven by
+	@# Playwright), xxd and hexdump (bsdextrautils: the hex dumps `amfkit decode` reads,
+	@# made by the tools themselves): one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
+	command -v xxd >/dev/null 2>&1 || missing="$$missing xxd"; \
+	command -v hexdump >/dev/null 2>&1 || missing="$$missing bsdextrautils"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	[ -z "$$missing" ] && exit 0; \

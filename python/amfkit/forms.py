@@ -298,9 +298,14 @@ def _drop_ascii_column(rest: str, got: bytes) -> bytes:
 
 
 def _base64_bytes(t: str) -> bytes | None:
-    """Base64 (standard or URL-safe, padded or not, line breaks allowed); None when `t`
-    is not base64."""
-    s = re.sub(r"\s+", "", t)
+    """Base64 (standard or URL-safe, padded or not, wrapped in lines of one length); None
+    when `t` is not base64 (text with spaces or tabs inside a line is not)."""
+    lines = t.split()
+    if len(lines) != len(t.splitlines()) or any(line.strip() != line for line in t.splitlines() if line):
+        return None
+    if len(lines) > 1 and len({len(line) for line in lines[:-1]}) != 1:
+        return None
+    s = "".join(lines)
     if len(s) < 4:
         return None
     if _B64.fullmatch(s):
@@ -415,6 +420,8 @@ def _http_body(data: bytes, max_size: int) -> tuple[bytes, str | None]:
         raise FormError("http", f"not an HTTP message this reader takes: {type(e).__name__} {e}".strip()) from None
     if len(body) > max_size:
         raise FormError("http", f"an HTTP body of more than {max_size} bytes")
+    if response.length:  # Content-Length said more than there is
+        raise FormError("http", f"the HTTP body is cut short ({len(body)} bytes of it are here, {len(body) + response.length} announced)")
     content_type = response.getheader("Content-Type")
     encodings = [e.strip().lower() for e in (response.getheader("Content-Encoding") or "").split(",") if e.strip()]
     for enc in reversed(encodings):

@@ -181,7 +181,11 @@ def read(
             label = "an AMF packet" if kind == "packet" else f"{'a stream of ' if many else 'one '}AMF{v} value{'s' if many else ''}"
             attempts.append((label, e))
     if forms.detect(raw) != "raw" or _is_sol(raw):
-        raise PayloadError(_after(peeled.layers) + forms.describe(raw, max_size=max_inflate), peeled.layers, attempts)
+        said = forms.describe(raw, max_size=max_inflate)
+        if peeled.layers and form == "auto" and said.startswith("not AMF: this looks like binary data"):
+            # Text taken for a text form that held nothing: say what the text is.
+            raise PayloadError(forms.describe(data, max_size=max_inflate), [], attempts)
+        raise PayloadError(_after(peeled.layers) + said, peeled.layers, attempts)
     raise PayloadError(_after(peeled.layers) + str(DetectError(attempts)), peeled.layers, attempts)
 
 
