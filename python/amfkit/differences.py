@@ -37,6 +37,7 @@ side holds there (`a`, `b`), shown in a few words. The kinds:
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Union
@@ -101,8 +102,6 @@ def diff_documents(a: Any, b: Any, *, form: str = "packet", max_differences: int
     """Every place where the exact documents `a` and `b` (`amfkit.wire.read`) of the
     same `form` differ: `"packet"`, `"amf0"`, `"amf3"`, `"amf0-stream"` or
     `"amf3-stream"`."""
-    if a == b:
-        return []
     walk = _Walk(a, b, max_differences)
     if form == "packet":
         walk.packet(a, b)
@@ -263,10 +262,12 @@ class _Walk:
         if a.get("__packet__") != b.get("__packet__"):
             self.note("$", "version", f"version {a.get('__packet__')}", f"version {b.get('__packet__')}")
         items: list[tuple[Any, Any, str, str, str, bool, bool]] = []
-        for part, fields in (("headers", ("name", "must_understand")), ("bodies", ("target", "response"))):
+        for part in ("headers", "bodies"):
             pa, pb = a.get(part, []), b.get(part, [])
             if len(pa) != len(pb):
                 self.note("$", "count", _count(len(pa), part), _count(len(pb), part))
+        for part, fields in (("headers", ("name", "must_understand")), ("bodies", ("target", "response"))):
+            pa, pb = a.get(part, []), b.get(part, [])
             for i, (x, y) in enumerate(zip(pa, pb)):
                 path = f"$.{part}[{i}]"
                 for f in fields:
@@ -317,7 +318,7 @@ class _Walk:
             self.shown_a.setdefault(da, path)
         if isinstance(b, (dict, list)):
             self.shown_b.setdefault(db, path)
-        if a == b and amf3_a == amf3_b:
+        if amf3_a == amf3_b and _same_scalar(a, b):
             return
         ka, kb = _kind(a, amf3_a), _kind(b, amf3_b)
         if ka != kb:
@@ -336,7 +337,8 @@ class _Walk:
             return
         tag = _tag(a)
         if tag in ("__float__", "__date__", "__xml__", "__xmldocument__", "__bytes__", "__undefined__", "__unsupported__"):
-            self.note(path, "value", _shown(a, amf3_a), _shown(b, amf3_b))
+            if not _same_leaf(a, b):
+                self.note(path, "value", _shown(a, amf3_a), _shown(b, amf3_b))
             return
         if tag == "__vector__":
             if a.get("fixed", False) != b.get("fixed", False):
@@ -431,7 +433,7 @@ class _Walk:
         common_a = [n for n in names_a if n in by_b]
         common_b = [n for n in names_b if n in by_a]
         if report_order and common_a != common_b:
-            self.note(path, "order", "members " + ", ".join(common_a[:8]), "members " + ", ".join(common_b[:8]))
+            items.append((_NOTE, (path, "order", "members " + ", ".join(common_a[:8]), "members " + ", ".join(common_b[:8]))))
         self.push_all(items)
 
     def sequence(self, a: list, b: list, path: str, da: str, db: str, amf3: bool, what: str, amf3_b: bool | None = None) -> None:
@@ -442,6 +444,21 @@ class _Walk:
 
 
 _NOTE = object()  # a stack item that is a difference to note, in document order
+
+
+def _same_leaf(a: dict, b: dict) -> bool:
+    """Whether two tagged values without children (a date, a ByteArray...) are the same."""
+    return a.keys() == b.keys() and all(_same_scalar(a[k], b[k]) for k in a)
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    """Whether two plain JSON values are the same AMF value: the same type (1 is not
+    1.0) and value (-0.0 is not 0.0)."""
+    if type(a) is not type(b) or isinstance(a, (dict, list)):
+        return False
+    if isinstance(a, float):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
 
 
 def _count(n: int, what: str) -> str:

@@ -443,23 +443,24 @@ impl Walk {
         if has("__array__") {
             self.closed(d, &["__array__", "assoc"])?;
             self.register(amf3);
+            // The associative part is written first: its values are numbered first.
             let len = self.path.len();
-            self.path.push_str(".__array__");
-            let dense = match get("__array__").unwrap().cast::<PyList>() {
-                Ok(list) => self.items(list, amf3),
-                Err(_) => Err(self.fail("__array__ is the list of the dense items")),
-            };
-            self.path.truncate(len);
-            let dense = dense?;
             self.path.push_str(".assoc");
             let assoc = match get("assoc") {
                 Some(a) => self.members(&a, amf3),
                 None => Ok(vec![]),
             };
             self.path.truncate(len);
+            let assoc = assoc?;
+            self.path.push_str(".__array__");
+            let dense = match get("__array__").unwrap().cast::<PyList>() {
+                Ok(list) => self.items(list, amf3),
+                Err(_) => Err(self.fail("__array__ is the list of the dense items")),
+            };
+            self.path.truncate(len);
             return Ok(Value::Array {
-                assoc: assoc?,
-                dense,
+                assoc,
+                dense: dense?,
             });
         }
         if has("__dictionary__") {

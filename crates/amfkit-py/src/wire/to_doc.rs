@@ -210,16 +210,19 @@ impl<'py> Walk<'py> {
             }
             Value::Array { assoc, dense } => {
                 self.register(amf3);
+                // The associative part comes first on the wire: its values are
+                // numbered before the dense items'.
                 let d = PyDict::new(py);
                 let len = self.path.len();
+                self.path.push_str(".assoc");
+                let members = self.members(assoc, amf3);
+                self.path.truncate(len);
+                let members = members?;
                 self.path.push_str(".__array__");
                 let items = self.items(dense, amf3);
                 self.path.truncate(len);
                 d.set_item("__array__", items?)?;
-                self.path.push_str(".assoc");
-                let members = self.members(assoc, amf3);
-                self.path.truncate(len);
-                d.set_item("assoc", members?)?;
+                d.set_item("assoc", members)?;
                 d.into_any()
             }
             Value::EcmaArray { length, entries } => {
