@@ -490,6 +490,12 @@ def _looks_like(data: bytes, max_size: int, depth: int) -> str:
             pass
     if not t.strip():
         return "the input is only white space"
+    if _is_list(t.strip()):
+        return "this looks like a decimal byte list (a text form: read it as one)"
+    if _hex_bytes(t.strip()) is not None:
+        return "this looks like hex text (a text form: read it as one)"
+    if _base64_bytes(t.strip()) is not None:
+        return "this looks like base64 text (a text form: read it as one)"
     first = t.strip().splitlines()[0]
     shown = first[:40] + ("…" if len(first) > 40 else "")
     return f"this looks like text ({shown!r}), and no hex, base64 or byte list"
