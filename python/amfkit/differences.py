@@ -335,6 +335,9 @@ class _Walk:
         if not isinstance(a, (dict, list)):
             self.note(path, "value", _shown(a, amf3_a), _shown(b, amf3_b))
             return
+        if isinstance(a, list):
+            self.sequence(a, b, path, da, db, amf3_a, "items", amf3_b)
+            return
         tag = _tag(a)
         if tag in ("__float__", "__date__", "__xml__", "__xmldocument__", "__bytes__", "__undefined__", "__unsupported__"):
             if not _same_leaf(a, b):
@@ -359,9 +362,6 @@ class _Walk:
                 items.append((x[0], y[0], f"{path}[{i}].key", pa + "[0]", pb + "[0]", True, True))
                 items.append((x[1], y[1], f"{path}[{i}].value", pa + "[1]", pb + "[1]", True, True))
             self.push_all(items)
-            return
-        if isinstance(a, list):
-            self.sequence(a, b, path, da, db, amf3_a, "items", amf3_b)
             return
         if tag == "__ecma__" and a.get("length") != b.get("length"):
             self.note(path, "length", _ecma_length(a), _ecma_length(b))
