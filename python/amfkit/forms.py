@@ -191,6 +191,7 @@ _HEX_SEPARATORS = re.compile(r"0[xX](?=[0-9a-fA-F])|\\x|[:,\-]")
 _HEX_ONLY = re.compile(r"[0-9a-fA-F\s]+")
 _HEX_PREFIXES = re.compile(r"0[xX](?=[0-9a-fA-F])|\\x")
 _SEPARATORS_TO_SPACE = str.maketrans(":,-", "   ")
+_URL_SAFE = str.maketrans("-_", "+/")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
@@ -378,25 +379,23 @@ def _drop_ascii_column(rest: str, got: bytes) -> bytes:
 def _base64_bytes(t: str) -> bytes | None:
     """Base64 (standard or URL-safe, padded or not, wrapped in lines of one length); None
     when `t` is not base64 (text with spaces or tabs inside a line is not)."""
-    lines = t.split()
-    if len(lines) != len(t.splitlines()) or any(line.strip() != line for line in t.splitlines() if line):
+    t = t.strip()
+    if " " in t or "\t" in t:
         return None
-    if len(lines) > 1 and len({len(line) for line in lines[:-1]}) != 1:
+    lines = t.splitlines()
+    # Wrapped lines have one length (the last may be shorter): checked on the first ones.
+    if len(lines) > 1 and len({len(line) for line in lines[:64][: len(lines) - 1]}) != 1:
         return None
     s = "".join(lines)
     if len(s) < 4:
         return None
-    if _B64.fullmatch(s):
-        alt = False
-    elif _B64_URL.fullmatch(s):
-        alt = True
-    else:
-        return None
     body = s.rstrip("=")
     if len(body) % 4 == 1 or len(s) - len(body) > 2:
         return None
-    if alt:
-        body = body.replace("-", "+").replace("_", "/")
+    if "-" in body or "_" in body:  # the URL-safe alphabet (binascii checks the rest)
+        if "+" in body or "/" in body:
+            return None
+        body = body.translate(_URL_SAFE)
     try:
         return binascii.a2b_base64(body + "=" * (-len(body) % 4), strict_mode=True)
     except (binascii.Error, ValueError):
