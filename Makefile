@@ -197,7 +197,7 @@ fuzz-smoke: fuzz-deps ## seed the corpora, fuzz every target 12 s (stable, no sa
 fuzz-python: build ## the Python-layer targets (tests/support/fuzz_targets.py) under atheris, FUZZ_SECONDS each; crashes in out/fuzz-python
 	$(VPY) -m pip install --quiet 'atheris>=2.3'
 	@mkdir -p out/fuzz-python
-	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol nested; do \
+	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol nested forms; do \
 	  echo "atheris $$t: $(FUZZ_SECONDS) s"; \
 	  $(VENV_ABS)/bin/python $(CURDIR)/crates/fuzz/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 3; \
 	  test $${PIPESTATUS[0]} -eq 0 || { echo "atheris $$t: crash, input in out/fuzz-python/crash-*" >&2; exit 1; }; \

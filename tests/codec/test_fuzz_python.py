@@ -77,6 +77,7 @@ test_gateway_mutated_requests = fuzz(
 )
 test_sol_mutated_files = fuzz("sol", SEEDS["sol"])
 test_nested_mutated_members = fuzz("nested", SEEDS["nested"])
+test_forms_mutated_inputs = fuzz("forms", SEEDS["forms"])
 
 
 @pytest.mark.parametrize("name", sorted(SEEDS))
