@@ -365,8 +365,9 @@ def _drop_ascii_column(rest: str, got: bytes) -> bytes:
     character per byte, the hex is right; a column of hex digits read as hex is given
     back (the dump's width says nothing here)."""
     tokens = rest.split()
-    hexed = [tok for tok in tokens if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", tok) and len(tok) <= 8]
-    n = len(hexed)
+    n = 0  # the hex tokens at the start
+    while n < len(tokens) and len(tokens[n]) <= 8 and re.fullmatch(r"(?:[0-9a-fA-F]{2})+", tokens[n]):
+        n += 1
     while n > 0:
         taken = bytes.fromhex("".join(tokens[:n]))
         column = "".join(tokens[n:]).strip("|")
