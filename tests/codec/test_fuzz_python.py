@@ -123,10 +123,10 @@ def test_a_dump_line_with_text_among_its_hex_is_not_taken_for_a_dump() -> None:
     """Found by the forms target: a lone line starting like a dump's (an offset), with a
     token that is not hex before its hex ones. Reading it as a dump's last line took the
     first tokens for hex without looking (a ValueError out of `bytes.fromhex`); it is now
-    text that is not AMF."""
-    from amfkit import payload
+    refused as hex that is not hex, in one line."""
+    from amfkit import forms, payload
 
     data = b"0000 :3 00 00 00 01 00 0b 2f 31"
-    with pytest.raises(payload.PayloadError, match="^not AMF: "):
+    with pytest.raises(forms.FormError, match="^not hex: "):
         payload.read(data)
     fuzz_targets.forms_target(b"\x01" + data)
