@@ -31,6 +31,8 @@ __all__ = [
     "decode_values",
     "encode_sol",
     "encode_values",
+    "wire_read",
+    "wire_write",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -61,6 +63,9 @@ def decode_packet(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]: ...
 def decode_packet_layout(
     data: _Buffer,
@@ -125,6 +130,20 @@ def encode_values(
     switch: bool = False,
 ) -> bytes: ...
 
+def wire_read(
+    data: _Buffer,
+    form: str,
+    /,
+    *,
+    stream: bool = False,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+) -> Any: ...
+def wire_write(doc: Any, form: str, /, *, stream: bool = False) -> bytes: ...
+
 class AMFError(Exception): ...
 
 class DecodeError(AMFError, ValueError):
@@ -161,6 +180,9 @@ def amf0_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf3_decode(
     data: _Buffer,
@@ -171,6 +193,9 @@ def amf3_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf0_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
 def amf3_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
@@ -184,6 +209,9 @@ class Amf0Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -195,6 +223,12 @@ class Amf0Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf3Decoder:
@@ -205,6 +239,9 @@ class Amf3Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -216,6 +253,12 @@ class Amf3Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf0Encoder:

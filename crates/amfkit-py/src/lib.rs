@@ -6,6 +6,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
+mod lenient;
 mod nested;
 mod options;
 mod packet;
@@ -13,6 +14,7 @@ mod registry;
 mod shm;
 mod sol;
 mod types;
+mod wire;
 
 #[pymodule]
 fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -44,6 +46,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(nested::decode_values, m)?)?;
     m.add_function(wrap_pyfunction!(nested::encode_values, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::wire_read, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::wire_write, m)?)?;
     m.add_class::<decode::api::Amf0Decoder>()?;
     m.add_class::<decode::api::Amf3Decoder>()?;
     m.add_class::<encode::api::Amf0Encoder>()?;

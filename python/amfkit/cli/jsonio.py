@@ -55,6 +55,7 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
         Date,
         Dictionary,
         ObjectKey,
+        Opaque,
         TypedObject,
         UndefinedType,
         XMLDocument,
@@ -93,6 +94,9 @@ def iter_json(value: Any, *, indent: int | None = 2) -> Iterator[str]:
             return '{"__date__": "%s"}' % iso_utc(v)
         if isinstance(v, _dt.date):
             return '{"__date__": "%sT00:00:00Z"}' % v.isoformat()
+        if isinstance(v, Opaque):
+            dyn = ', "__dynamic__": true' if v.dynamic else ""
+            return '{"__alias__": %s, "__opaque__": "%s"%s}' % (_str(v.alias), base64.b64encode(v.data).decode("ascii"), dyn)
         if isinstance(v, Date):
             m = v.millis
             if not math.isfinite(m):
@@ -229,7 +233,7 @@ def loads(text: str | bytes) -> Any:
 
 def from_json(doc: Any) -> Any:
     """Turn a parsed JSON document into the value it describes, resolving `__ref__`s."""
-    from .._types import XML, Date, Dictionary, ObjectKey, TypedObject, XMLDocument
+    from .._types import XML, Date, Dictionary, ObjectKey, Opaque, TypedObject, XMLDocument
 
     built: dict[str, Any] = {}
     shapes: dict[tuple[str, tuple[str, ...], bool], tuple[str, tuple[str, ...], bool]] = {}
@@ -304,6 +308,18 @@ def from_json(doc: Any) -> Any:
             alias = node["__alias__"]
             if not isinstance(alias, str):
                 raise fail(path, "__alias__ must be a string")
+            if "__opaque__" in node:
+                extra = set(node) - {"__alias__", "__opaque__", "__dynamic__"}
+                if extra:
+                    raise fail(path, f"unexpected keys {clip(str(sorted(extra)), MAX_SHOWN)} beside '__opaque__'")
+                try:
+                    data = base64.b64decode(node["__opaque__"], validate=True)
+                except (binascii.Error, ValueError, TypeError):
+                    raise fail(path, "__opaque__ is not valid base64") from None
+                opaque = Opaque(alias, data, bool(node.get("__dynamic__", False)))
+                built[path] = opaque
+                store(opaque)
+                continue
             sealed = node.get("__sealed__", [])
             if not isinstance(sealed, list) or not all(isinstance(s, str) for s in sealed):
                 raise fail(path, "__sealed__ must be a list of member names")

@@ -85,10 +85,13 @@ def type_name(value: Any, version: int = 3) -> str:
     """The AMF type a value is (or would be written as) in the given AMF version."""
     from .._types import (
         XML,
+        ArrayCollection,
         Date,
         Dictionary,
         MixedArray,
+        ObjectProxy,
         ObjectVector,
+        Opaque,
         TypedObject,
         UndefinedType,
         XMLDocument,
@@ -97,6 +100,12 @@ def type_name(value: Any, version: int = 3) -> str:
     v0 = version == 0
     if value is None:
         return "null"
+    if isinstance(value, Opaque):
+        return _amf3_only("opaque object", v0)
+    if isinstance(value, ArrayCollection):
+        return _amf3_only("ArrayCollection", v0)
+    if isinstance(value, ObjectProxy):
+        return _amf3_only("ObjectProxy", v0)
     if isinstance(value, UndefinedType):
         return "undefined"
     if isinstance(value, bool):
@@ -207,6 +216,10 @@ def _children(value: Any) -> Iterable[tuple[str | None, Any]]:
         return ((f"[{i}]", v) for i, v in enumerate(value))
     if isinstance(value, array.array):
         return ()
+    from .._types import Opaque
+
+    if isinstance(value, Opaque):
+        return ()
     return attributes(value)
 
 
@@ -223,10 +236,13 @@ def _count(value: Any) -> int | None:
 def _describe(value: Any, version: int, max_string: int, max_bytes: int) -> str:
     """Type name and, for scalars, the value; for containers, their size and shape."""
     from .._types import (
+        ArrayCollection,
         Date,
         Dictionary,
         MixedArray,
+        ObjectProxy,
         ObjectVector,
+        Opaque,
         TypedObject,
         UndefinedType,
     )
@@ -269,6 +285,15 @@ def _describe(value: Any, version: int, max_string: int, max_bytes: int) -> str:
         tn = value.type_name or "*"
         extra = ", fixed" if value.fixed else ""
         return f"{name} [{len(value)}] of {tn!r}{extra}"
+    if isinstance(value, Opaque):
+        raw = value.data
+        more = "…" if len(raw) > max_bytes else ""
+        return f"{name} {value.alias!r} (its body kept as {len(raw)} bytes) {raw[:max_bytes].hex()}{more}".rstrip()
+    if isinstance(value, (ArrayCollection, ObjectProxy)) and getattr(value, "alias", None):
+        size = f"[{len(value)}]" if isinstance(value, list) else f"({_plural(len(value), 'member', 'members')})"
+        return f"{name} {size}, of class {value.alias!r}"
+    if isinstance(value, ObjectProxy):
+        return f"{name} ({_plural(len(value), 'member', 'members')})"
     if isinstance(value, Dictionary):
         weak = ", weak keys" if value.weak_keys else ""
         return f"{name} ({_plural(len(value), 'entry', 'entries')}{weak})"

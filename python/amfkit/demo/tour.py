@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import amfkit
 from amfkit import TypedObject, Undefined
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 from amfkit.cli.detect import Decoded, DetectError, decode_auto
 from amfkit.cli.tree import render, summary
 

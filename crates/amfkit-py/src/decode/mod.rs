@@ -6,13 +6,13 @@
 //! - `date.rs`: dates (a datetime, or `amfkit.Date`);
 //! - `array.rs`: arrays, ECMA and mixed arrays, vectors;
 //! - `traits.rs`: a traits entry resolved once: the `Shape` of its objects (anonymous,
-//!   typed, registered, a Flex collection, or an unknown externalizable refused) and the
-//!   member names to set;
+//!   typed, registered, a Flex collection, an opaque body, or an unknown externalizable
+//!   refused) and the member names to set;
 //! - `object.rs`: an object's construction and its sealed and dynamic members;
 //! - `registered.rs`: the rules of registered classes (instantiation, which members they
-//!   take, how a member is set);
-//! - `external.rs`: externalizable bodies: Flex collections, `DataInput` and
-//!   `__readamf__`;
+//!   take, how a member is set, the `on_mismatch` report);
+//! - `external.rs`: externalizable bodies: Flex collections, opaque bodies, `DataInput`
+//!   and `__readamf__`;
 //! - `dictionary.rs`: `flash.utils.Dictionary`;
 //! - `layout.rs`: what a lossless read records beyond the objects' own traits (an
 //!   ObjectProxy's body);
@@ -61,6 +61,10 @@ pub struct PyVisitor<'py> {
     /// traits definition, shared by the objects that referenced it), so that a writer
     /// can write the same traits the same way. None otherwise.
     pub layout: Option<Bound<'py, PyDict>>,
+    /// The decoder's `on_mismatch` hook (`registered.rs`): told once per class
+    /// definition read when a registered class's members on the wire are not the ones
+    /// it declares.
+    pub on_mismatch: Option<Bound<'py, PyAny>>,
 }
 
 impl<'py> PyVisitor<'py> {
@@ -72,7 +76,18 @@ impl<'py> PyVisitor<'py> {
             tz_aware,
             pending: Pending::default(),
             layout: None,
+            on_mismatch: None,
         })
+    }
+
+    /// The same visitor with the decoder's lenient options that concern the model
+    /// (`on_mismatch`; the rest is the core reader's).
+    pub fn with_leniency(mut self, lenient: &crate::lenient::Leniency) -> Self {
+        self.on_mismatch = lenient
+            .on_mismatch
+            .as_ref()
+            .map(|f| f.bind(self.py).clone());
+        self
     }
 
     /// Record a Python exception (raised by a hook or the C API): it is what the caller

@@ -415,6 +415,7 @@ impl<'py> PyEncoder<'py> {
             }
             Cold::ObjectVector => return self.amf3_object_vector(obj),
             Cold::Collection { array } => return self.amf3_collection(obj, array),
+            Cold::Opaque => return self.amf3_opaque(obj),
             Cold::AmfDate => {
                 if !self.amf3_ref(m3::DATE, obj) {
                     let (millis, _) = self.amf_date(obj)?;
