@@ -103,6 +103,8 @@ use rustc_hash::FxHashMap;
 /// keep every keyed object alive until the encoder is done).
 #[derive(Debug, Default)]
 pub struct Encoder {
+    /// What was written. Append-only within a reference context: the AMF3 string table
+    /// points into it (`strings.rs`), and only length slots are patched in place.
     pub out: Output,
     pub(crate) refs0: FxHashMap<usize, u32>,
     pub(crate) next0: u32,
