@@ -36,6 +36,7 @@ __all__ = [
     "DataInput",
     "DataOutput",
     "ShmSegment",
+    "Layout",
 ]
 
 __version__: str
@@ -75,7 +76,7 @@ def decode_sol(
     max_size: int = 268_435_456,
     tz_aware: bool = False,
     lossless: bool = False,
-) -> tuple[str, int, dict[str, Any], dict[int, Any] | None, bool]: ...
+) -> tuple[str, int, dict[str, Any], Layout | None, bool]: ...
 def encode_sol(
     name: str,
     version: int,
@@ -84,7 +85,7 @@ def encode_sol(
     *,
     default: Callable[[Any], Any] | None = None,
     max_depth: int = 1024,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
 ) -> bytes: ...
 def decode_values(
@@ -97,17 +98,24 @@ def decode_values(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
-) -> tuple[Any, dict[int, Any], bool, bool]: ...
+) -> tuple[Any, Layout, bool, bool]: ...
 def encode_values(
     value: Any,
     version: int,
     /,
     *,
     stream: bool = False,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
     max_depth: int = 1024,
 ) -> bytes: ...
+
+@final
+class Layout:
+    """The encoding choices of a lossless read (opaque): the traits each object was
+    read with, and the size of what was read."""
+
+    def __len__(self) -> int: ...
 
 class AMFError(Exception): ...
 

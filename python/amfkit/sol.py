@@ -36,10 +36,10 @@ class SOL(dict[str, Any]):
 
     name: str
     amf_version: int
-    # From a lossless read: the traits each AMF3 object was read with (id -> (object,
-    # token)) and whether the file's writer never references strings; None and False
-    # for a SOL built in code, which `dumps` writes as Flash Player would.
-    _layout: dict[int, Any] | None = None
+    # From a lossless read: the traits each AMF3 object was read with (an opaque
+    # `_amfkit.Layout`) and whether the file's writer never references strings; None and
+    # False for a SOL built in code, which `dumps` writes as Flash Player would.
+    _layout: _amfkit.Layout | None = None
     _inline_strings: bool = False
 
     def __init__(

@@ -6,6 +6,7 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
+mod lossless;
 mod nested;
 mod options;
 mod packet;
@@ -48,5 +49,6 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::external::DataInput>()?;
     m.add_class::<encode::external::DataOutput>()?;
     m.add_class::<shm::ShmSegment>()?;
+    m.add_class::<lossless::Layout>()?;
     Ok(())
 }

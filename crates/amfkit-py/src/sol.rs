@@ -10,12 +10,13 @@ use crate::buffer::with_input;
 use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::lossless::{Layout, LayoutData};
 use crate::options::options;
 
 /// Decode a .sol file: `(name, amf_version, {member: value}, layout, inline_strings)`,
 /// members in file order (a repeated name keeps its last value). One reference context
-/// spans the members. With `lossless`, `layout` maps the `id()` of each anonymous or
-/// typed AMF3 object to `(object, traits token)` (see `PyVisitor::layout`), else None;
+/// spans the members. With `lossless`, `layout` records the traits each anonymous or
+/// typed AMF3 object was read with (a `Layout`, `lossless.rs`), else None;
 /// `inline_strings` says the file's writer never references strings.
 #[pyfunction]
 #[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, lossless=false))]
@@ -32,7 +33,7 @@ pub fn decode_sol<'py>(
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
         if lossless {
-            v.layout = Some(PyDict::new(py));
+            v.layout = Some(LayoutData::new(input.len()));
         }
         let body = read_sol(input, opts.limits, &mut v)
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
@@ -46,9 +47,10 @@ pub fn decode_sol<'py>(
                 PyString::new(py, body.name).into_any(),
                 body.version.into_pyobject(py)?.into_any(),
                 values.into_any(),
-                v.layout
-                    .take()
-                    .map_or_else(|| py.None().into_bound(py), |d| d.into_any()),
+                match v.layout.take() {
+                    Some(data) => Bound::new(py, Layout { data })?.into_any(),
+                    None => py.None().into_bound(py),
+                },
                 PyBool::new(py, body.inline_strings).to_owned().into_any(),
             ],
         )
@@ -69,7 +71,7 @@ pub fn encode_sol<'py>(
     values: &Bound<'py, PyAny>,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
-    layout: Option<Bound<'py, PyDict>>,
+    layout: Option<Bound<'py, Layout>>,
     inline_strings: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let version = match version {
@@ -83,7 +85,7 @@ pub fn encode_sol<'py>(
     };
     let items = values.call_method0("items")?;
     let mut e = PyEncoder::new(py, default, max_depth)?;
-    e.layout = layout;
+    e.set_layout(layout);
     e.enc.inline_every_string = inline_strings;
     let r = (|| -> amfkit_core::Result<()> {
         let slot = e.enc.sol_start(name, version)?;

@@ -164,7 +164,8 @@ impl<'py> PyVisitor<'py> {
                 // is held).
                 let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
                 self.check(r)?;
-                self.layout_proxy_body(&object.obj, &body)
+                self.layout_proxy_body(&object.obj, &body);
+                Ok(())
             }
             Shape::Registered(_) => {
                 let r = self.read_external(&object.obj, decoder);

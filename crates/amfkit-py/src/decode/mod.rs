@@ -39,14 +39,13 @@ mod visitor;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use crate::errors::Pending;
+use crate::lossless::LayoutData;
+use crate::registry::{snapshot, Registry};
+use crate::types::{types, Types};
 use amfkit_core::{Error, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-
-use crate::errors::Pending;
-use crate::registry::{snapshot, Registry};
-use crate::types::{types, Types};
 
 /// Builds Python objects from the reader: one per decode call (or packet, or .sol file),
 /// holding the registry snapshot and the options of that call.
@@ -57,10 +56,10 @@ pub struct PyVisitor<'py> {
     tz_aware: bool,
     pub pending: Pending,
     /// Lossless decoding (`amfkit.sol.loads(..., lossless=True)`): each anonymous or
-    /// typed AMF3 object by `id()`, with the traits it was read with (one token per
-    /// traits definition, shared by the objects that referenced it), so that a writer
-    /// can write the same traits the same way. None otherwise.
-    pub layout: Option<Bound<'py, PyDict>>,
+    /// typed AMF3 object, with the traits it was read with (one record per traits
+    /// definition, shared by the objects that referenced it), so that a writer can write
+    /// the same traits the same way (`lossless.rs`). None otherwise.
+    pub layout: Option<LayoutData>,
 }
 
 impl<'py> PyVisitor<'py> {
