@@ -54,6 +54,13 @@ impl StringTable {
         self.len = 0;
     }
 
+    /// Make room for `n` more entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        let entries = &self.entries;
+        self.table.reserve(n, |&at| entries[at as usize].hash);
+    }
+
     /// The index of `bytes` (hashed `h`) if the table has it; `out` is the output its
     /// entries point into. An entry whose bytes are no longer there (an output cleared
     /// without [`StringTable::clear`]) never matches.

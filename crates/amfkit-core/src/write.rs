@@ -135,6 +135,14 @@ impl Encoder {
         }
     }
 
+    /// Make room in the reference tables for about `objects` AMF3 objects and `strings`
+    /// strings (what a lossless read of the same values met), so that they do not grow
+    /// and rehash one doubling at a time.
+    pub fn reserve_amf3(&mut self, objects: usize, strings: usize) {
+        self.refs3.reserve(objects);
+        self.strings.reserve(strings);
+    }
+
     /// Start a new reference context, keeping what was written.
     pub fn reset(&mut self) {
         self.refs0.clear();

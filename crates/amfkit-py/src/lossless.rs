@@ -48,8 +48,10 @@ pub struct LayoutData {
     /// Boxed: a record's address is its traits key, and must not move as more come.
     #[allow(clippy::vec_box)]
     traits: Vec<Box<TraitsRecord>>,
-    /// The size in bytes of the input read.
+    /// The size in bytes of the input read, and how many strings its AMF3 string table
+    /// held (the writer sizes its output and its tables with them).
     pub input_len: usize,
+    pub strings: usize,
 }
 
 impl LayoutData {
@@ -96,6 +98,11 @@ impl LayoutData {
         if let Some(e) = self.entries.get_mut(&(proxy.as_ptr() as usize)) {
             e.body = Some(traits);
         }
+    }
+
+    /// How many objects were recorded.
+    pub fn objects(&self) -> usize {
+        self.entries.len()
     }
 
     pub fn traits(&self, index: u32) -> &TraitsRecord {

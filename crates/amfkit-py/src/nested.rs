@@ -74,7 +74,8 @@ pub fn decode_values<'py>(
                     .and_then(|value| de.finish().map(|()| value))
                     .map_err(|e| decode_err(py, e.or_offset(de.position()), v.pending.take()))
             }?;
-            let layout = v.layout.take().unwrap_or_default();
+            let mut layout = v.layout.take().unwrap_or_default();
+            layout.strings = de.amf3_strings();
             Ok((r, layout, de.amf3_inline_strings()))
         };
         let (value, layout, inline, stream) = match read(false) {

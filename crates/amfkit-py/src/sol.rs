@@ -37,6 +37,9 @@ pub fn decode_sol<'py>(
         }
         let body = read_sol(input, opts.limits, &mut v)
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
+        if let Some(layout) = &mut v.layout {
+            layout.strings = body.amf3_strings;
+        }
         let values = PyDict::new(py);
         for (key, value) in body.values {
             values.set_item(PyString::new(py, key), value)?;

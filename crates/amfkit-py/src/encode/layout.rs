@@ -14,14 +14,13 @@ use crate::lossless::{Layout, TraitsRecord};
 
 impl<'py> PyEncoder<'py> {
     /// Write with the encoding choices of a lossless read: the objects it recorded with
-    /// their traits, and the output reserved at once for about the size that was read
-    /// (a little more, for an edit that grows it).
+    /// their traits, the output reserved at once for about the size that was read (a
+    /// little more, for an edit that grows it), and the reference tables for what it met.
     pub(crate) fn set_layout(&mut self, layout: Option<Bound<'py, Layout>>) {
-        if let Some(size) = layout
-            .as_ref()
-            .and_then(|l| l.try_borrow().ok().map(|l| l.data.input_len))
-        {
+        if let Some(l) = layout.as_ref().and_then(|l| l.try_borrow().ok()) {
+            let size = l.data.input_len;
             self.enc.out.buf.reserve(size + size / 64 + 64);
+            self.enc.reserve_amf3(l.data.objects(), l.data.strings);
         }
         self.layout = layout;
     }
