@@ -2,7 +2,7 @@
 
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Buffer, Self
 
 _Buffer = Union[bytes, bytearray, memoryview]
 
@@ -37,6 +37,7 @@ __all__ = [
     "DataOutput",
     "ShmSegment",
     "Layout",
+    "Encoded",
 ]
 
 __version__: str
@@ -87,7 +88,7 @@ def encode_sol(
     max_depth: int = 1024,
     layout: Layout | None = None,
     inline_strings: bool = False,
-) -> bytes: ...
+) -> Encoded: ...
 def decode_values(
     data: _Buffer,
     version: int,
@@ -114,6 +115,13 @@ def encode_values(
 class Layout:
     """The encoding choices of a lossless read (opaque): the traits each object was
     read with, and the size of what was read."""
+
+    def __len__(self) -> int: ...
+
+@final
+class Encoded(Buffer):
+    """Bytes an encoder wrote, not copied: a read-only buffer (`bytes(e)`,
+    `memoryview(e)`, `file.write(e)`)."""
 
     def __len__(self) -> int: ...
 

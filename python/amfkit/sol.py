@@ -141,6 +141,19 @@ def dumps(sol: Mapping[str, Any], *, default: Callable[[Any], Any] | None = None
     unknown objects. Raises `amfkit.EncodeError` for a value or name that cannot be
     written, and `ValueError` for an `amf_version` other than 0 and 3. A SOL from a
     lossless read is written with the encoding choices it was read with (see `loads`)."""
+    return bytes(_encode(sol, default))
+
+
+def dump(
+    sol: Mapping[str, Any], file: _Path | IO[bytes], *, default: Callable[[Any], Any] | None = None
+) -> None:
+    """Write `dumps(sol)` to a path (str or path-like; created or replaced) or to a binary
+    file opened for writing."""
+    _write(_encode(sol, default), file, "dump")
+
+
+def _encode(sol: Mapping[str, Any], default: Callable[[Any], Any] | None) -> _amfkit.Encoded:
+    """The file's bytes, in the encoder's own buffer (not yet copied into a bytes)."""
     name = getattr(sol, "name", "")
     version = getattr(sol, "amf_version", 3)
     if isinstance(sol, SOL) and sol._layout is not None:
@@ -150,19 +163,16 @@ def dumps(sol: Mapping[str, Any], *, default: Callable[[Any], Any] | None = None
     return _amfkit.encode_sol(name, version, sol, default=default)
 
 
-def dump(
-    sol: Mapping[str, Any], file: _Path | IO[bytes], *, default: Callable[[Any], Any] | None = None
-) -> None:
-    """Write `dumps(sol)` to a path (str or path-like; created or replaced) or to a binary
-    file opened for writing."""
-    data = dumps(sol, default=default)
+def _write(data: _amfkit.Encoded, file: _Path | IO[bytes], what: str) -> None:
+    """Write encoded bytes to a path (from the encoder's buffer, without a copy) or to a
+    binary file (as a bytes)."""
     if isinstance(file, (str, os.PathLike)):
         with open(file, "wb") as f:
             f.write(data)
     elif hasattr(file, "write"):
-        file.write(data)
+        file.write(bytes(data))
     else:
-        raise TypeError(f"dump expects a path or a binary file, not {type(file).__name__}")
+        raise TypeError(f"{what} expects a path or a binary file, not {type(file).__name__}")
 
 
 def edit(

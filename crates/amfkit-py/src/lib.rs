@@ -9,6 +9,7 @@ mod errors;
 mod lossless;
 mod nested;
 mod options;
+mod output;
 mod packet;
 mod registry;
 mod shm;
@@ -50,5 +51,6 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encode::external::DataOutput>()?;
     m.add_class::<shm::ShmSegment>()?;
     m.add_class::<lossless::Layout>()?;
+    m.add_class::<output::Encoded>()?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use amfkit_core::sol::{read_sol, AMF0, AMF3};
 use amfkit_core::PathSegment;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::buffer::with_input;
 use crate::decode::PyVisitor;
@@ -12,6 +12,7 @@ use crate::encode::PyEncoder;
 use crate::errors::decode_err;
 use crate::lossless::{Layout, LayoutData};
 use crate::options::options;
+use crate::output::Encoded;
 
 /// Decode a .sol file: `(name, amf_version, {member: value}, layout, inline_strings)`,
 /// members in file order (a repeated name keeps its last value). One reference context
@@ -63,7 +64,8 @@ pub fn decode_sol<'py>(
 /// Encode a .sol file from a mapping of str member names to values, in its order; the
 /// values are AMF0 or AMF3 as `version` says and share one reference context. `layout`
 /// and `inline_strings` (from a lossless `decode_sol`) write the objects it names with
-/// the traits they were read with, and every string inline.
+/// the traits they were read with, and every string inline. The bytes come back as an
+/// `Encoded` buffer, not copied (`output.rs`).
 #[pyfunction]
 #[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false))]
 #[allow(clippy::too_many_arguments)]
@@ -76,7 +78,7 @@ pub fn encode_sol<'py>(
     max_depth: u32,
     layout: Option<Bound<'py, Layout>>,
     inline_strings: bool,
-) -> PyResult<Bound<'py, PyBytes>> {
+) -> PyResult<Bound<'py, Encoded>> {
     let version = match version {
         0 => AMF0,
         3 => AMF3,
@@ -122,7 +124,7 @@ pub fn encode_sol<'py>(
         e.enc.sol_end(slot)
     })();
     match r {
-        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Ok(()) => Bound::new(py, Encoded::new(e.enc.take())),
         Err(err) => Err(e.py_error(err)),
     }
 }
