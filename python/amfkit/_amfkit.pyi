@@ -88,6 +88,7 @@ def encode_sol(
     max_depth: int = 1024,
     layout: Layout | None = None,
     inline_strings: bool = False,
+    size_hint: int = 0,
 ) -> Encoded: ...
 def decode_values(
     data: _Buffer,

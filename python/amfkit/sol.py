@@ -41,6 +41,8 @@ class SOL(dict[str, Any]):
     # False for a SOL built in code, which `dumps` writes as Flash Player would.
     _layout: _amfkit.Layout | None = None
     _inline_strings: bool = False
+    # From any read: the size of the file, which `dumps` reserves for its output at once.
+    _size_hint: int = 0
 
     def __init__(
         self,
@@ -79,6 +81,7 @@ class SOL(dict[str, Any]):
         other = SOL(self.name, self, amf_version=self.amf_version)
         other._layout = self._layout
         other._inline_strings = self._inline_strings
+        other._size_hint = self._size_hint
         return other
 
 
@@ -104,6 +107,7 @@ def loads(
         data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware, lossless=lossless
     )
     shared = SOL(name, values, amf_version=version)
+    shared._size_hint = memoryview(data).nbytes
     if lossless:
         shared._layout = layout
         shared._inline_strings = inline_strings
@@ -156,11 +160,17 @@ def _encode(sol: Mapping[str, Any], default: Callable[[Any], Any] | None) -> _am
     """The file's bytes, in the encoder's own buffer (not yet copied into a bytes)."""
     name = getattr(sol, "name", "")
     version = getattr(sol, "amf_version", 3)
-    if isinstance(sol, SOL) and sol._layout is not None:
-        return _amfkit.encode_sol(
-            name, version, sol, default=default, layout=sol._layout, inline_strings=sol._inline_strings
-        )
-    return _amfkit.encode_sol(name, version, sol, default=default)
+    if not isinstance(sol, SOL):
+        return _amfkit.encode_sol(name, version, sol, default=default)
+    return _amfkit.encode_sol(
+        name,
+        version,
+        sol,
+        default=default,
+        layout=sol._layout,
+        inline_strings=sol._inline_strings,
+        size_hint=sol._size_hint,
+    )
 
 
 def _write(data: _amfkit.Encoded, file: _Path | IO[bytes], what: str) -> None:

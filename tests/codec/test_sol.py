@@ -353,6 +353,15 @@ def test_the_encoder_hands_its_bytes_over_without_a_copy():
     assert bytes(view) == sol.dumps(s)  # the view keeps the bytes alive
 
 
+def test_a_read_remembers_its_size_for_the_writer():
+    """`dumps` reserves its output for the size the values were read from (a copy keeps
+    it); a SOL built in code has none."""
+    data = sol.dumps(sol.SOL("sized", {"k": "v" * 1000}))
+    for s in (sol.loads(data), sol.loads(bytearray(data), lossless=True), sol.loads(memoryview(data)).copy()):
+        assert s._size_hint == len(data) and sol.dumps(s) == data
+    assert sol.SOL("new", {"k": 1})._size_hint == 0
+
+
 def test_loads_accepts_buffers_and_tz_aware():
     data = make_sol.FILES["amf0-basic.sol"]
     assert sol.loads(bytearray(data)) == sol.loads(memoryview(data))

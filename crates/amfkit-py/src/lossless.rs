@@ -6,13 +6,13 @@
 //! lives) and the traits it was read with, one [`TraitsRecord`] per traits definition,
 //! shared by the objects that referenced it; for an ObjectProxy, the traits of its body
 //! too (`decode/layout.rs`). And the size of what was read, which the writer reserves at
-//! once: a lossless rewrite is about as long as its input. Kept in Rust, 24 bytes an
-//! object (a dict of tuples took about 150 and three allocations).
+//! once: a lossless rewrite is about as long as its input. Kept in Rust, 16 bytes an
+//! object in a vector sorted by address (a dict of tuples took about 150 bytes and three
+//! allocations an object).
 
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
-use rustc_hash::FxHashMap;
 
 /// A traits definition as it was read.
 pub struct TraitsRecord {
@@ -34,17 +34,30 @@ impl TraitsRecord {
     }
 }
 
-/// An object's entry: the object, its traits and, for an ObjectProxy, its body's.
+/// An object's entry: the object, its traits and, for an ObjectProxy, its body's
+/// (`NO_BODY` otherwise). 16 bytes.
 pub struct Entry {
     pub obj: Py<PyAny>,
     pub traits: u32,
-    pub body: Option<u32>,
+    body: u32,
 }
 
-/// The record itself, built by the decoder (`PyVisitor::layout`).
+const NO_BODY: u32 = u32::MAX;
+
+impl Entry {
+    /// The traits of an ObjectProxy's body, when it was read as one.
+    pub fn body(&self) -> Option<u32> {
+        (self.body != NO_BODY).then_some(self.body)
+    }
+}
+
+/// The record itself, built by the decoder (`PyVisitor::layout`), then
+/// [`LayoutData::finish`]ed: its entries sorted by address, for a binary search.
 #[derive(Default)]
 pub struct LayoutData {
-    entries: FxHashMap<usize, Entry>,
+    entries: Vec<Entry>,
+    /// ObjectProxies and their bodies, by address, matched when finished.
+    bodies: Vec<(usize, usize)>,
     /// Boxed: a record's address is its traits key, and must not move as more come.
     #[allow(clippy::vec_box)]
     traits: Vec<Box<TraitsRecord>>,
@@ -71,33 +84,45 @@ impl LayoutData {
 
     /// Record `obj`, read with traits `traits`.
     pub fn record(&mut self, obj: &Bound<'_, PyAny>, traits: u32) {
-        self.entries.insert(
-            obj.as_ptr() as usize,
-            Entry {
-                obj: obj.clone().unbind(),
-                traits,
-                body: None,
-            },
-        );
+        self.entries.push(Entry {
+            obj: obj.clone().unbind(),
+            traits,
+            body: NO_BODY,
+        });
     }
 
-    /// The entry of `obj`, if it was read losslessly (by address, and the same object).
+    /// Note that `body` (itself recorded) was the body of the ObjectProxy `proxy`:
+    /// [`LayoutData::finish`] gives the proxy's entry the body's traits.
+    pub fn record_body(&mut self, proxy: &Bound<'_, PyAny>, body: &Bound<'_, PyAny>) {
+        self.bodies
+            .push((proxy.as_ptr() as usize, body.as_ptr() as usize));
+    }
+
+    /// Sort the entries by address (each object is held, so no two share one) and match
+    /// the ObjectProxies with their bodies' traits: the record is ready for the writer.
+    pub fn finish(&mut self) {
+        self.entries
+            .sort_unstable_by_key(|e| e.obj.as_ptr() as usize);
+        for (proxy, body) in std::mem::take(&mut self.bodies) {
+            let Some(traits) = self.find(body).map(|i| self.entries[i].traits) else {
+                continue;
+            };
+            if let Some(i) = self.find(proxy) {
+                self.entries[i].body = traits;
+            }
+        }
+    }
+
+    fn find(&self, address: usize) -> Option<usize> {
+        self.entries
+            .binary_search_by_key(&address, |e| e.obj.as_ptr() as usize)
+            .ok()
+    }
+
+    /// The entry of `obj`, if it was read losslessly (a finished record).
     #[inline]
     pub fn entry(&self, obj: &Bound<'_, PyAny>) -> Option<&Entry> {
-        self.entries
-            .get(&(obj.as_ptr() as usize))
-            .filter(|e| e.obj.as_ptr() == obj.as_ptr())
-    }
-
-    /// Record the traits of an ObjectProxy's body (itself recorded) in the proxy's entry;
-    /// nothing when either was not recorded.
-    pub fn record_body(&mut self, proxy: &Bound<'_, PyAny>, body: &Bound<'_, PyAny>) {
-        let Some(traits) = self.entry(body).map(|e| e.traits) else {
-            return;
-        };
-        if let Some(e) = self.entries.get_mut(&(proxy.as_ptr() as usize)) {
-            e.body = Some(traits);
-        }
+        self.find(obj.as_ptr() as usize).map(|i| &self.entries[i])
     }
 
     /// How many objects were recorded.
@@ -134,7 +159,7 @@ impl Layout {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        for e in self.data.entries.values() {
+        for e in &self.data.entries {
             visit.call(&e.obj)?;
         }
         for t in &self.data.traits {

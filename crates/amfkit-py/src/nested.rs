@@ -76,6 +76,7 @@ pub fn decode_values<'py>(
             }?;
             let mut layout = v.layout.take().unwrap_or_default();
             layout.strings = de.amf3_strings();
+            layout.finish();
             Ok((r, layout, de.amf3_inline_strings()))
         };
         let (value, layout, inline, stream) = match read(false) {

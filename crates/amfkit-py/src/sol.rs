@@ -40,6 +40,7 @@ pub fn decode_sol<'py>(
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
         if let Some(layout) = &mut v.layout {
             layout.strings = body.amf3_strings;
+            layout.finish();
         }
         let values = PyDict::new(py);
         for (key, value) in body.values {
@@ -64,10 +65,11 @@ pub fn decode_sol<'py>(
 /// Encode a .sol file from a mapping of str member names to values, in its order; the
 /// values are AMF0 or AMF3 as `version` says and share one reference context. `layout`
 /// and `inline_strings` (from a lossless `decode_sol`) write the objects it names with
-/// the traits they were read with, and every string inline. The bytes come back as an
-/// `Encoded` buffer, not copied (`output.rs`).
+/// the traits they were read with, and every string inline; `size_hint` (the size of the
+/// file the values were read from) reserves the output at once. The bytes come back as
+/// an `Encoded` buffer, not copied (`output.rs`).
 #[pyfunction]
-#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false))]
+#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false, size_hint=0))]
 #[allow(clippy::too_many_arguments)]
 pub fn encode_sol<'py>(
     py: Python<'py>,
@@ -78,6 +80,7 @@ pub fn encode_sol<'py>(
     max_depth: u32,
     layout: Option<Bound<'py, Layout>>,
     inline_strings: bool,
+    size_hint: usize,
 ) -> PyResult<Bound<'py, Encoded>> {
     let version = match version {
         0 => AMF0,
@@ -90,6 +93,7 @@ pub fn encode_sol<'py>(
     };
     let items = values.call_method0("items")?;
     let mut e = PyEncoder::new(py, default, max_depth)?;
+    e.reserve_output(size_hint);
     e.set_layout(layout);
     e.enc.inline_every_string = inline_strings;
     let r = (|| -> amfkit_core::Result<()> {

@@ -14,15 +14,20 @@ use crate::lossless::{Layout, TraitsRecord};
 
 impl<'py> PyEncoder<'py> {
     /// Write with the encoding choices of a lossless read: the objects it recorded with
-    /// their traits, the output reserved at once for about the size that was read (a
-    /// little more, for an edit that grows it), and the reference tables for what it met.
+    /// their traits, the output reserved at once for about the size that was read, and
+    /// the reference tables for what it met.
     pub(crate) fn set_layout(&mut self, layout: Option<Bound<'py, Layout>>) {
         if let Some(l) = layout.as_ref().and_then(|l| l.try_borrow().ok()) {
-            let size = l.data.input_len;
-            self.enc.out.buf.reserve(size + size / 64 + 64);
+            self.reserve_output(l.data.input_len);
             self.enc.reserve_amf3(l.data.objects(), l.data.strings);
         }
         self.layout = layout;
+    }
+
+    /// Reserve the output for about `size` bytes (a little more, for an edit that grows
+    /// the values read from that many), when the allocator grants it; a hint only.
+    pub(crate) fn reserve_output(&mut self, size: usize) {
+        let _ = self.enc.out.buf.try_reserve(size + size / 64 + 64);
     }
 
     /// Write `obj` (a dict or a TypedObject, its object reference already taken) with
@@ -156,7 +161,7 @@ impl<'py> PyEncoder<'py> {
             key: traits.key(),
             alias: alias.to_owned(),
             dynamic: traits.dynamic,
-            body: entry.body,
+            body: entry.body(),
         }))
     }
 
