@@ -2,7 +2,7 @@
 
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Buffer, Self
 
 _Buffer = Union[bytes, bytearray, memoryview]
 
@@ -40,6 +40,8 @@ __all__ = [
     "DataInput",
     "DataOutput",
     "ShmSegment",
+    "Layout",
+    "Encoded",
 ]
 
 __version__: str
@@ -95,7 +97,7 @@ def decode_sol(
     max_size: int = 268_435_456,
     tz_aware: bool = False,
     lossless: bool = False,
-) -> tuple[str, int, dict[str, Any], dict[int, Any] | None, bool]: ...
+) -> tuple[str, int, dict[str, Any], Layout | None, bool]: ...
 def encode_sol(
     name: str,
     version: int,
@@ -104,9 +106,10 @@ def encode_sol(
     *,
     default: Callable[[Any], Any] | None = None,
     max_depth: int = 1024,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
-) -> bytes: ...
+    size_hint: int = 0,
+) -> Encoded: ...
 def decode_values(
     data: _Buffer,
     version: int,
@@ -117,14 +120,14 @@ def decode_values(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
-) -> tuple[Any, dict[int, Any], bool, bool]: ...
+) -> tuple[Any, Layout, bool, bool]: ...
 def encode_values(
     value: Any,
     version: int,
     /,
     *,
     stream: bool = False,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
     max_depth: int = 1024,
     switch: bool = False,
@@ -143,6 +146,19 @@ def wire_read(
     externalizable: Mapping[str, str] | None = None,
 ) -> Any: ...
 def wire_write(doc: Any, form: str, /, *, stream: bool = False) -> bytes: ...
+@final
+class Layout:
+    """The encoding choices of a lossless read (opaque): the traits each object was
+    read with, and the size of what was read."""
+
+    def __len__(self) -> int: ...
+
+@final
+class Encoded(Buffer):
+    """Bytes an encoder wrote, not copied: a read-only buffer (`bytes(e)`,
+    `memoryview(e)`, `file.write(e)`)."""
+
+    def __len__(self) -> int: ...
 
 class AMFError(Exception): ...
 

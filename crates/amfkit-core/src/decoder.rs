@@ -146,6 +146,11 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         self.strings.iter().any(|(text, _)| !seen.insert(*text))
     }
 
+    /// How many entries the AMF3 string table holds in this context.
+    pub fn amf3_strings(&self) -> usize {
+        self.strings.len()
+    }
+
     /// Byte offset of the next read.
     pub fn position(&self) -> usize {
         self.bytes.position()

@@ -7,8 +7,10 @@ mod decode;
 mod encode;
 mod errors;
 mod lenient;
+mod lossless;
 mod nested;
 mod options;
+mod output;
 mod packet;
 mod registry;
 mod shm;
@@ -55,5 +57,7 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::external::DataInput>()?;
     m.add_class::<encode::external::DataOutput>()?;
     m.add_class::<shm::ShmSegment>()?;
+    m.add_class::<lossless::Layout>()?;
+    m.add_class::<output::Encoded>()?;
     Ok(())
 }

@@ -165,7 +165,8 @@ impl<'py> PyVisitor<'py> {
                 // is held).
                 let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
                 self.check(r)?;
-                self.layout_proxy_body(&object.obj, &body)
+                self.layout_proxy_body(&object.obj, &body);
+                Ok(())
             }
             Shape::Opaque => {
                 let data = decoder.read_opaque()?;

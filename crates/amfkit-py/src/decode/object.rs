@@ -36,7 +36,7 @@ const SETATTR_MEMBERS: u32 = 3;
 
 impl<'py> PyVisitor<'py> {
     /// A new object for these traits, and its handle for the reference table; in lossless
-    /// decoding, the traits it was read with are recorded by its id.
+    /// decoding, the traits it was read with are recorded for it.
     pub(super) fn begin_object(
         &mut self,
         traits: &PyTraits<'py>,
@@ -60,11 +60,8 @@ impl<'py> PyVisitor<'py> {
             let an = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.alias) };
             self.set_attr(&obj, &an, traits.alias.as_any())?;
         }
-        if let (Some(layout), Some(token)) = (self.layout.clone(), &traits.token) {
-            let id = obj.as_ptr() as usize;
-            if let Err(e) = layout.set_item(id, (&obj, token)) {
-                return Err(self.fail(e));
-            }
+        if let (Some(layout), Some(token)) = (&mut self.layout, traits.token) {
+            layout.record(&obj, token);
         }
         // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         let plain = matches!(&traits.shape, Shape::Registered(info) if info.plain_members(unsafe { ffi::Py_TYPE(obj.as_ptr()) }));

@@ -14,6 +14,7 @@ use pyo3::types::{PyString, PyTuple};
 
 use super::registered::{check_externalizable, keeps_member};
 use super::PyVisitor;
+use crate::lossless::TraitsRecord;
 use crate::registry::ClassInfo;
 
 /// How objects of one traits entry are built.
@@ -36,9 +37,10 @@ pub struct PyTraits<'py> {
     pub(super) keys: Vec<Option<Bound<'py, PyString>>>,
     pub(super) sealed: Option<Bound<'py, PyTuple>>,
     pub(super) dynamic: bool,
-    /// In lossless decoding, for anonymous and typed objects: `(alias, sealed names,
-    /// dynamic)`, one tuple per traits definition read.
-    pub(super) token: Option<Bound<'py, PyAny>>,
+    /// In lossless decoding, for anonymous and typed objects and Flex collections: the
+    /// index of this definition's record in the layout (`lossless.rs`), one per traits
+    /// definition read.
+    pub(super) token: Option<u32>,
     /// An object of these traits had more than `SETATTR_MEMBERS` dynamic members: the
     /// next ones take their instance dict from the first (see `PyObj::members`).
     pub(super) many_members: std::cell::Cell<bool>,
@@ -119,13 +121,20 @@ impl<'py> PyVisitor<'py> {
                     Some(t) => t.clone(),
                     None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,
                 };
-                let token = (alias.clone(), names, def.dynamic);
-                Some(
-                    token
-                        .into_pyobject(self.py)
-                        .map_err(|e| self.fail(e))?
-                        .into_any(),
-                )
+                let texts = def
+                    .sealed
+                    .iter()
+                    .map(|n| n.to_str().map(str::to_owned))
+                    .collect::<PyResult<Vec<String>>>()
+                    .map_err(|e| self.fail(e))?;
+                let record = TraitsRecord {
+                    alias: alias.clone().unbind(),
+                    alias_text: def.class_name.to_owned(),
+                    sealed: names.unbind(),
+                    names: texts,
+                    dynamic: def.dynamic,
+                };
+                self.layout.as_mut().map(|layout| layout.add_traits(record))
             }
             _ => None,
         };

@@ -259,11 +259,8 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        if self.layout.is_some() {
-            self.safepoint();
-            if self.amf3_laid_out(obj, false)? {
-                return Ok(());
-            }
+        if self.layout.is_some() && self.amf3_laid_out(obj, false)? {
+            return Ok(());
         }
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
             self.enc

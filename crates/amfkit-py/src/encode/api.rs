@@ -18,7 +18,7 @@ fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version)
 }
 
 /// What a reusable encoder keeps between calls: its core encoder (output buffer,
-/// string arena, tables), cleared but with its capacity, so that a steady stream of
+/// tables), cleared but with its capacity, so that a steady stream of
 /// similar calls allocates nothing. One that grew past `KEEP_LIMIT` is dropped.
 pub struct KeptEncoder {
     kept: Mutex<Option<CoreEncoder>>,

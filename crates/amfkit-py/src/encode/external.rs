@@ -58,7 +58,7 @@ impl<'py> PyEncoder<'py> {
             self.enc.out.u8(m3::OBJECT);
             self.enc.amf3_register(None);
             if let Some(body) = laid.and_then(|l| l.body) {
-                if self.amf3_proxy_body(obj, &body)? {
+                if self.amf3_proxy_body(obj, body)? {
                     return Ok(());
                 }
             }
