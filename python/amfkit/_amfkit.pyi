@@ -37,6 +37,10 @@ __all__ = [
     "DataInput",
     "DataOutput",
     "ShmSegment",
+    "ShmSubscriber",
+    "shm_publish",
+    "shm_ping",
+    "shm_echo",
 ]
 
 __version__: str
@@ -304,3 +308,35 @@ class ShmSegment:
     def __exit__(self, *exc: object) -> None: ...
     @staticmethod
     def remove_stale(name: str, directory: str = "/dev/shm") -> bool: ...
+
+class ShmSubscriber:
+    """A subscription of this process to one destination's log of a `ShmSegment`, read,
+    filtered and decoded in Rust (`amfkit.messaging.shm_subscriber.ShmSubscriber`)."""
+
+    def __new__(
+        cls,
+        segment: ShmSegment,
+        log: str,
+        destination: str,
+        message_type: type,
+        subtopic: str | None = None,
+        selector: Callable[[Any], Any] | None = None,
+        spin: float = 5e-05,
+    ) -> Self: ...
+    def receive(self, timeout: float | None = None) -> Any: ...
+    def wait(self, timeout: float) -> bool: ...
+    def close(self) -> None: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def cursor(self) -> int: ...
+
+def shm_publish(segment: ShmSegment, prefix: str, destination: str, body: Any) -> int: ...
+def shm_ping(
+    segment: ShmSegment, out: str, into: str, cursor: int, record: bytes, n: int, timeout: float = 10.0
+) -> tuple[list[int], int]: ...
+def shm_echo(segment: ShmSegment, into: str, out: str, cursor: int, stop: bytes, timeout: float = 10.0) -> int: ...

@@ -11,6 +11,9 @@ mod options;
 mod packet;
 mod registry;
 mod shm;
+mod shm_pingpong;
+mod shm_record;
+mod shm_subscriber;
 mod sol;
 mod types;
 
@@ -49,5 +52,9 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::external::DataInput>()?;
     m.add_class::<encode::external::DataOutput>()?;
     m.add_class::<shm::ShmSegment>()?;
+    m.add_class::<shm_subscriber::ShmSubscriber>()?;
+    m.add_function(wrap_pyfunction!(shm_record::shm_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_ping, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_echo, m)?)?;
     Ok(())
 }

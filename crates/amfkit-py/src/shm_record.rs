@@ -1,0 +1,373 @@
+//! The shared broker's message record, made and read without Python code.
+//!
+//! A record (`amfkit.messaging.shared.encode_message`) is one AMF3 array: destination,
+//! body, headers, subtopics, message id, timestamp (ms since 1970), time to live (ms) and
+//! correlation id. [`shm_publish`] makes a feed's record (a destination and a body: a new
+//! id, now, no headers) and appends it to the destination's log; [`MessageReader`] turns a
+//! record into the `Message` users get, through the same decoder and limits as
+//! `amf3.decode`, after the checks a subscription makes (expiry, subtopic, selector).
+
+use std::cell::RefCell;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Once;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use amfkit_core::{Decoder as CoreDecoder, Limits};
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+
+use crate::decode::PyVisitor;
+use crate::encode::api::{with_amf3, KeptEncoder};
+use crate::encode::PyEncoder;
+use crate::errors::{decode_err, store_err};
+use crate::shm::{to_py, ShmSegment};
+
+// --- message ids ------------------------------------------------------------------------
+
+/// Random bytes read from the OS 4 KiB at a time (256 ids), per thread, as
+/// `amfkit.remoting.messages.new_id` does; a forked child reads its own.
+struct Ids {
+    generation: u64,
+    buf: [u8; 4096],
+    taken: usize,
+}
+
+/// One more in every forked child: a thread's bytes from before the fork are not reused.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+static AT_FORK: Once = Once::new();
+
+extern "C" fn forked_child() {
+    GENERATION.fetch_add(1, Relaxed);
+}
+
+thread_local! {
+    static IDS: RefCell<Ids> = const { RefCell::new(Ids { generation: 0, buf: [0; 4096], taken: 4096 }) };
+}
+
+fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the destination is the unfilled tail of `buf`, valid for its length.
+        let n = unsafe { libc::getrandom(buf[done..].as_mut_ptr().cast(), buf.len() - done, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+            continue;
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// A Flex message id: an uppercase random (version 4) UUID, as `new_id` makes them.
+pub fn new_id() -> std::io::Result<[u8; 36]> {
+    AT_FORK.call_once(|| {
+        // SAFETY: registers a child handler that only increments an atomic
+        // (async-signal-safe); no prepare or parent handler.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        }
+    });
+    let mut b = [0u8; 16];
+    IDS.with(|ids| {
+        let mut ids = ids.borrow_mut();
+        let generation = GENERATION.load(Relaxed);
+        if ids.taken + 16 > ids.buf.len() || ids.generation != generation {
+            fill_random(&mut ids.buf)?;
+            ids.taken = 0;
+            ids.generation = generation;
+        }
+        let at = ids.taken;
+        b.copy_from_slice(&ids.buf[at..at + 16]);
+        ids.taken += 16;
+        Ok::<(), std::io::Error>(())
+    })?;
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut h = [0u8; 32];
+    for (i, byte) in b.iter().enumerate() {
+        h[2 * i] = HEX[usize::from(byte >> 4)];
+        h[2 * i + 1] = HEX[usize::from(byte & 15)];
+    }
+    let mut id = [b'-'; 36];
+    id[..8].copy_from_slice(&h[..8]);
+    id[9..13].copy_from_slice(&h[8..12]);
+    id[14] = b'4';
+    id[15..18].copy_from_slice(&h[13..16]);
+    id[19] = b"89AB"[usize::from(b[8] & 3)];
+    id[20..23].copy_from_slice(&h[17..20]);
+    id[24..].copy_from_slice(&h[20..]);
+    Ok(id)
+}
+
+/// The wall clock in milliseconds since 1970 (a Flex message's timestamp).
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+// --- publishing -------------------------------------------------------------------------
+
+static PUBLISH_KEPT: KeptEncoder = KeptEncoder::new(4 << 20);
+
+/// Append a feed's message (`destination`, `body`; a new id, now, no headers, subtopic or
+/// time to live) to the log `prefix + destination` of `segment`, as
+/// `SharedBroker.publish("prices", body)` does; its sequence number.
+#[pyfunction]
+pub fn shm_publish<'py>(
+    py: Python<'py>,
+    segment: &Bound<'py, ShmSegment>,
+    prefix: &str,
+    destination: &Bound<'py, PyString>,
+    body: &Bound<'py, PyAny>,
+) -> PyResult<u64> {
+    let name = destination.to_str()?;
+    if name.is_empty() {
+        return Err(PyTypeError::new_err("a destination is a non-empty string"));
+    }
+    let id = new_id().map_err(|e| store_err(py, format!("cannot read random bytes: {e}")))?;
+    // SAFETY: `new_id` writes ASCII only.
+    let id = unsafe { std::str::from_utf8_unchecked(&id) };
+    let mut log = String::with_capacity(prefix.len() + name.len());
+    log.push_str(prefix);
+    log.push_str(name);
+    let seg = &segment.get().seg;
+    // The record's bytes as `amf3.encode([destination, body, {}, [], id, now, 0, None])`
+    // writes them: the envelope by the core writer, the body by the Python encoder, in
+    // one reference context (the body may refer to the destination's string).
+    let write = |e: &mut PyEncoder<'py>| {
+        let core = &mut e.enc;
+        core.out.bytes(&[ARRAY, 8 << 1 | 1, EMPTY]);
+        core.amf3_register(None);
+        core.amf3_string(name)?;
+        e.amf3(body)?;
+        // No headers: an empty dict, written as the encoder writes one (its traits may
+        // be a reference to the body's).
+        e.amf3(&PyDict::new(py))?;
+        let core = &mut e.enc;
+        core.out.bytes(&[ARRAY, 1, EMPTY]);
+        core.amf3_register(None);
+        core.amf3_string(id)?;
+        core.amf3_int(now_ms());
+        core.amf3_int(0);
+        core.amf3_null();
+        Ok(())
+    };
+    with_amf3(py, &PUBLISH_KEPT, write, |bytes| {
+        match seg.try_append(&log, bytes) {
+            Ok(Some(seq)) => Ok(seq),
+            Ok(None) => py
+                .detach(|| seg.append(&log, bytes))
+                .map_err(|e| to_py(py, e)),
+            Err(e) => Err(to_py(py, e)),
+        }
+    })
+}
+
+/// AMF3's array marker, and the empty string (the end of an array's associative part).
+const ARRAY: u8 = 0x09;
+const EMPTY: u8 = 0x01;
+
+// --- reading ----------------------------------------------------------------------------
+
+/// A subscription's subtopic: a pattern's tokens (`*` one token, a trailing `*` one or
+/// more), or none (the subscription takes messages without a subtopic only).
+pub struct Pattern {
+    text: String,
+    wildcard: bool,
+}
+
+impl Pattern {
+    pub fn new(text: &str) -> Pattern {
+        Pattern {
+            text: text.to_owned(),
+            wildcard: text.split('.').any(|t| t == "*"),
+        }
+    }
+
+    /// Whether a message sent to `subtopic` matches (`subtopic.subtopic_matches`).
+    pub fn matches(&self, subtopic: &str) -> bool {
+        if !self.wildcard {
+            return self.text == subtopic;
+        }
+        let want: Vec<&str> = self.text.split('.').collect();
+        let have: Vec<&str> = subtopic.split('.').collect();
+        let (n, m) = (want.len(), have.len());
+        if m != n && (m < n || want[n - 1] != "*") {
+            return false;
+        }
+        want.iter().zip(&have).all(|(w, h)| w == h || *w == "*")
+    }
+}
+
+/// What a subscription lets through: its subtopic, and its selector's `matches(headers)`
+/// (None: no selector, and nothing is called).
+pub struct Filter {
+    pub subtopic: Option<Pattern>,
+    pub selector: Option<Py<PyAny>>,
+}
+
+const FIELDS: [&str; 8] = [
+    "destination",
+    "body",
+    "headers",
+    "subtopics",
+    "message_id",
+    "timestamp",
+    "time_to_live",
+    "correlation_id",
+];
+
+/// Builds `Message` objects (the frozen dataclass of `amfkit.messaging.broker`) from
+/// records: made as `object.__new__(Message)` and its fields set as the dataclass's
+/// `__init__` sets them (`object.__setattr__`), without running Python code.
+pub struct MessageReader {
+    cls: Py<PyType>,
+    names: [Py<PyString>; 8],
+    limits: Limits,
+}
+
+fn not_a_message(py: Python<'_>, why: impl std::fmt::Display) -> PyErr {
+    store_err(py, format!("a log record is not a message: {why}"))
+}
+
+/// `int(obj)`: itself for an int, else Python's conversion (a float's whole part).
+fn int_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `obj` is live (a Bound); PyLong_CheckExact only reads its type.
+    if unsafe { ffi::PyLong_CheckExact(obj.as_ptr()) } != 0 {
+        return Ok(obj.clone());
+    }
+    // SAFETY: as above; the result is a new reference or null with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(obj.py(), ffi::PyNumber_Long(obj.as_ptr())) }
+}
+
+impl MessageReader {
+    pub fn new(cls: &Bound<'_, PyType>) -> MessageReader {
+        let py = cls.py();
+        MessageReader {
+            cls: cls.clone().unbind(),
+            names: FIELDS.map(|n| PyString::intern(py, n).unbind()),
+            limits: Limits::DEFAULT,
+        }
+    }
+
+    /// The message of `record` if the subscription takes it (None: filtered out, or
+    /// expired at `now`); StoreError for a record that is not a message.
+    pub fn read<'py>(
+        &self,
+        py: Python<'py>,
+        record: &[u8],
+        filter: &Filter,
+        now: i64,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut v = PyVisitor::new(py, false)?;
+        let mut de = CoreDecoder::new(record, self.limits);
+        let value = de.read_amf3(&mut v).and_then(|x| de.finish().map(|()| x));
+        let value = match value {
+            Ok(value) => value,
+            Err(e) => {
+                let err = decode_err(py, e.or_offset(de.position()), v.pending.take());
+                return Err(not_a_message(py, err.value(py)));
+            }
+        };
+        let fields = match value.cast::<PyList>() {
+            Ok(list) if list.len() == 8 => list,
+            _ => return Err(not_a_message(py, "not an array of 8 fields")),
+        };
+        let get = |i: usize| fields.get_item(i);
+        let headers = get(2)?;
+        let headers = if headers.is_instance_of::<PyDict>() {
+            headers
+        } else {
+            PyDict::new(py).into_any()
+        };
+        let subtopics = get(3)?;
+        let subtopics: Bound<'py, PyTuple> = match subtopics.cast::<PyList>() {
+            Ok(list) => list.to_tuple(),
+            Err(_) => match subtopics.cast_into::<PyTuple>() {
+                Ok(tuple) => tuple,
+                Err(_) => return Err(not_a_message(py, "its subtopics are not an array")),
+            },
+        };
+        let timestamp = int_of(&get(5)?).map_err(|e| not_a_message(py, e.value(py)))?;
+        let ttl = int_of(&get(6)?).map_err(|e| not_a_message(py, e.value(py)))?;
+        if expired(&timestamp, &ttl, now)? {
+            return Ok(None);
+        }
+        match &filter.subtopic {
+            None if !subtopics.is_empty() => return Ok(None),
+            Some(pattern) => {
+                let hit = subtopics.iter().any(|s| match s.cast::<PyString>() {
+                    Ok(s) => s.to_str().is_ok_and(|s| pattern.matches(s)),
+                    Err(_) => false,
+                });
+                if !hit {
+                    return Ok(None);
+                }
+            }
+            None => {}
+        }
+        if let Some(selector) = &filter.selector {
+            if !selector.bind(py).call1((&headers,))?.is_truthy()? {
+                return Ok(None);
+            }
+        }
+        let values = [
+            get(0)?,
+            get(1)?,
+            headers,
+            subtopics.into_any(),
+            get(4)?,
+            timestamp,
+            ttl,
+            get(7)?,
+        ];
+        self.build(py, &values).map(Some)
+    }
+
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        values: &[Bound<'py, PyAny>; 8],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cls = self.cls.bind(py);
+        let empty = PyTuple::empty(py);
+        // SAFETY: `object.__new__(cls)` through object's own tp_new (what the dataclass's
+        // instances are made with: it has no __new__ of its own), with an empty argument
+        // tuple; the result is a new reference or null with an exception set.
+        let obj = unsafe {
+            let new = (*ptr::addr_of!(ffi::PyBaseObject_Type))
+                .tp_new
+                .expect("object has tp_new");
+            Bound::from_owned_ptr_or_err(
+                py,
+                new(cls.as_type_ptr(), empty.as_ptr(), ptr::null_mut()),
+            )?
+        };
+        for (name, value) in self.names.iter().zip(values) {
+            // SAFETY: live objects (the GIL is held); object.__setattr__, which a frozen
+            // dataclass's __init__ calls, bypassing the class's own __setattr__.
+            let rc = unsafe {
+                ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr())
+            };
+            if rc < 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(obj)
+    }
+}
+
+/// `Message.expired(now)`: a time to live that has passed.
+fn expired(timestamp: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>, now: i64) -> PyResult<bool> {
+    if let (Ok(ts), Ok(ttl)) = (timestamp.extract::<i64>(), ttl.extract::<i64>()) {
+        return Ok(ttl > 0 && (i128::from(ts) + i128::from(ttl)) < i128::from(now));
+    }
+    // Beyond 64 bits (a hostile record): Python's integers.
+    Ok(ttl.gt(0)? && timestamp.add(ttl)?.lt(now)?)
+}
