@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Once;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use amfkit_core::{Decoder as CoreDecoder, Limits};
+use amfkit_core::{Decoder as CoreDecoder, Encoder as CoreEncoder, Limits};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -27,11 +27,11 @@ use crate::shm::{to_py, ShmSegment};
 
 // --- message ids ------------------------------------------------------------------------
 
-/// Random bytes read from the OS 4 KiB at a time (256 ids), per thread, as
+/// Random bytes read from the OS 16 KiB at a time (1,024 ids), per thread, as
 /// `amfkit.remoting.messages.new_id` does; a forked child reads its own.
 struct Ids {
     generation: u64,
-    buf: [u8; 4096],
+    buf: [u8; 16384],
     taken: usize,
 }
 
@@ -44,7 +44,7 @@ extern "C" fn forked_child() {
 }
 
 thread_local! {
-    static IDS: RefCell<Ids> = const { RefCell::new(Ids { generation: 0, buf: [0; 4096], taken: 4096 }) };
+    static IDS: RefCell<Ids> = const { RefCell::new(Ids { generation: 0, buf: [0; 16384], taken: 16384 }) };
 }
 
 fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
@@ -137,20 +137,26 @@ pub fn shm_publish<'py>(
     log.push_str(prefix);
     log.push_str(name);
     let seg = &segment.get().seg;
+    let append = |bytes: &[u8]| match seg.try_append(&log, bytes) {
+        Ok(Some(seq)) => Ok(seq),
+        Ok(None) => py
+            .detach(|| seg.append(&log, bytes))
+            .map_err(|e| to_py(py, e)),
+        Err(e) => Err(to_py(py, e)),
+    };
     // The record's bytes as `amf3.encode([destination, body, {}, [], id, now, 0, None])`
-    // writes them: the envelope by the core writer, the body by the Python encoder, in
-    // one reference context (the body may refer to the destination's string).
-    let write = |e: &mut PyEncoder<'py>| {
-        let core = &mut e.enc;
+    // writes them: the envelope by the core writer; a str, int, float, bool or None body
+    // too (exact types, as the Python encoder writes them), any other through the Python
+    // encoder, in the same reference context (the body may refer to the destination's
+    // string; the headers' traits to the body's).
+    let mut core = PUBLISH_KEPT.take().unwrap_or_default();
+    let head = |core: &mut CoreEncoder| {
         core.out.bytes(&[ARRAY, 8 << 1 | 1, EMPTY]);
         core.amf3_register(None);
-        core.amf3_string(name)?;
-        e.amf3(body)?;
-        // No headers: an empty dict, written as the encoder writes one (its traits may
-        // be a reference to the body's).
-        e.amf3(&PyDict::new(py))?;
-        let core = &mut e.enc;
-        core.out.bytes(&[ARRAY, 1, EMPTY]);
+        core.amf3_string(name)
+    };
+    let tail = |core: &mut CoreEncoder| {
+        core.out.bytes(&[ARRAY, 1, EMPTY]); // no subtopics
         core.amf3_register(None);
         core.amf3_string(id)?;
         core.amf3_int(now_ms());
@@ -158,19 +164,79 @@ pub fn shm_publish<'py>(
         core.amf3_null();
         Ok(())
     };
-    with_amf3(py, &PUBLISH_KEPT, write, |bytes| {
-        match seg.try_append(&log, bytes) {
-            Ok(Some(seq)) => Ok(seq),
-            Ok(None) => py
-                .detach(|| seg.append(&log, bytes))
-                .map_err(|e| to_py(py, e)),
-            Err(e) => Err(to_py(py, e)),
+    let fast = head(&mut core).is_ok() && scalar(&mut core, body);
+    if fast {
+        // No traits written yet: the headers' empty dict has its traits inline.
+        core.out.bytes(&[OBJECT, DYNAMIC_ANONYMOUS, EMPTY, EMPTY]);
+        core.amf3_register(None);
+        if tail(&mut core).is_ok() {
+            let r = append(&core.out.buf);
+            PUBLISH_KEPT.put(core);
+            return r;
         }
-    })
+    }
+    PUBLISH_KEPT.put(core);
+    let write = |e: &mut PyEncoder<'py>| {
+        head(&mut e.enc)?;
+        e.amf3(body)?;
+        e.amf3(&PyDict::new(py))?; // no headers: an empty dict
+        tail(&mut e.enc)
+    };
+    with_amf3(py, &PUBLISH_KEPT, write, append)
 }
 
-/// AMF3's array marker, and the empty string (the end of an array's associative part).
+/// Write `body` if it is a str, a 64-bit int, a float, a bool or None (exact types) as
+/// the Python encoder writes it; false, having written nothing, for anything else.
+fn scalar(core: &mut CoreEncoder, body: &Bound<'_, PyAny>) -> bool {
+    let p = body.as_ptr();
+    // SAFETY: `p` is live (a Bound: the GIL is held); the type checks read its type only,
+    // and each value is read as the type it was found to be.
+    unsafe {
+        let tp = ffi::Py_TYPE(p);
+        if tp == &raw mut ffi::PyUnicode_Type {
+            let mut size: ffi::Py_ssize_t = 0;
+            let data = ffi::PyUnicode_AsUTF8AndSize(p, &mut size);
+            if data.is_null() {
+                ffi::PyErr_Clear(); // a lone surrogate: the Python encoder says so
+                return false;
+            }
+            let text = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
+            return core
+                .amf3_string(std::str::from_utf8_unchecked(text))
+                .is_ok();
+        }
+        if tp == &raw mut ffi::PyLong_Type {
+            let mut overflow = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+            if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            core.amf3_int(v);
+            return true;
+        }
+        if tp == &raw mut ffi::PyFloat_Type {
+            core.amf3_double(ffi::PyFloat_AS_DOUBLE(p));
+            return true;
+        }
+        if p == ffi::Py_None() {
+            core.amf3_null();
+            return true;
+        }
+        if tp == &raw mut ffi::PyBool_Type {
+            core.amf3_bool(p == ffi::Py_True());
+            return true;
+        }
+    }
+    false
+}
+
+/// AMF3 markers and headers of the envelope: an array, an object; a dynamic anonymous
+/// object's inline traits (no sealed members); the empty string (the end of an
+/// associative part, or of a dynamic object's members).
 const ARRAY: u8 = 0x09;
+const OBJECT: u8 = 0x0a;
+const DYNAMIC_ANONYMOUS: u8 = 0x0b;
 const EMPTY: u8 = 0x01;
 
 // --- reading ----------------------------------------------------------------------------
@@ -257,13 +323,14 @@ impl MessageReader {
     }
 
     /// The message of `record` if the subscription takes it (None: filtered out, or
-    /// expired at `now`); StoreError for a record that is not a message.
+    /// expired: `now` is the clock, read once the first message with a time to live
+    /// asks); StoreError for a record that is not a message.
     pub fn read<'py>(
         &self,
         py: Python<'py>,
         record: &[u8],
         filter: &Filter,
-        now: i64,
+        now: &mut Option<i64>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut v = PyVisitor::new(py, false)?;
         let mut de = CoreDecoder::new(record, self.limits);
@@ -364,10 +431,18 @@ impl MessageReader {
 }
 
 /// `Message.expired(now)`: a time to live that has passed.
-fn expired(timestamp: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>, now: i64) -> PyResult<bool> {
+fn expired(
+    timestamp: &Bound<'_, PyAny>,
+    ttl: &Bound<'_, PyAny>,
+    now: &mut Option<i64>,
+) -> PyResult<bool> {
     if let (Ok(ts), Ok(ttl)) = (timestamp.extract::<i64>(), ttl.extract::<i64>()) {
-        return Ok(ttl > 0 && (i128::from(ts) + i128::from(ttl)) < i128::from(now));
+        if ttl <= 0 {
+            return Ok(false);
+        }
+        let now = *now.get_or_insert_with(now_ms);
+        return Ok((i128::from(ts) + i128::from(ttl)) < i128::from(now));
     }
     // Beyond 64 bits (a hostile record): Python's integers.
-    Ok(ttl.gt(0)? && timestamp.add(ttl)?.lt(now)?)
+    Ok(ttl.gt(0)? && timestamp.add(ttl)?.lt(*now.get_or_insert_with(now_ms))?)
 }

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
 use crate::shm::{to_py, ShmSegment};
-use crate::shm_record::{now_ms, Filter, MessageReader, Pattern};
+use crate::shm_record::{Filter, MessageReader, Pattern};
 
 /// One record, copied into a buffer kept between reads.
 pub struct OneRecord<'a> {
@@ -97,8 +97,10 @@ impl ShmSubscriber {
             let Some(len) = len else {
                 return Ok(None);
             };
-            let now = *now.get_or_insert_with(now_ms);
-            if let Some(message) = self.reader.read(py, &r.buf[..len], &self.filter, now)? {
+            if let Some(message) = self
+                .reader
+                .read(py, &r.buf[..len], &self.filter, &mut now)?
+            {
                 return Ok(Some(message));
             }
         }

@@ -41,10 +41,10 @@ impl KeptEncoder {
             limit,
         }
     }
-    fn take(&self) -> Option<CoreEncoder> {
+    pub(crate) fn take(&self) -> Option<CoreEncoder> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
-    fn put(&self, mut enc: CoreEncoder) {
+    pub(crate) fn put(&self, mut enc: CoreEncoder) {
         if enc.out.buf.capacity() > self.limit {
             return;
         }
