@@ -2,7 +2,7 @@
 
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
 _Buffer = Union[bytes, bytearray, memoryview]
 
@@ -309,6 +309,7 @@ class ShmSegment:
     @staticmethod
     def remove_stale(name: str, directory: str = "/dev/shm") -> bool: ...
 
+@disjoint_base
 class ShmSubscriber:
     """A subscription of this process to one destination's log of a `ShmSegment`, read,
     filtered and decoded in Rust (`amfkit.messaging.shm_subscriber.ShmSubscriber`)."""

@@ -297,7 +297,7 @@ class SharedBroker(Broker):
             raise ValueError("client_timeout must be positive")
         self.store = store
         # A shared-memory store: a feed's publish and a process's subscriber are native.
-        self._native_publish = isinstance(store, ShmSegment)
+        self._segment: ShmSegment | None = store if isinstance(store, ShmSegment) else None
         self.queue_size = int(queue_size)
         self.client_timeout = float(client_timeout)
         self.max_consumers = int(max_consumers)
@@ -363,10 +363,10 @@ class SharedBroker(Broker):
         subtopic: str | None = None,
         ttl: float | None = None,
     ) -> int:
-        if type(message) is str and self._native_publish and subtopic is None and ttl is None and not headers:
+        if type(message) is str and self._segment is not None and subtopic is None and ttl is None and not headers:
             # shm:// and a feed's message (a destination and a body): made and appended
             # in Rust (shm_record.rs), the same record as below.
-            _shm_publish(self.store, LOG, message, body)
+            _shm_publish(self._segment, LOG, message, body)
             return 0
         if isinstance(message, Message) or subtopic is not None or ttl is not None or headers:
             return super().publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
@@ -1225,10 +1225,10 @@ class SharedBroker(Broker):
         from .broker import _subscription
 
         subscription = _subscription(subtopic, selector)
-        if isinstance(self.store, ShmSegment):
+        if self._segment is not None:
             from .shm_subscriber import ShmSubscriber
 
-            return ShmSubscriber(self, destination, subscription, LOG + destination)
+            return ShmSubscriber(self._segment, self, destination, subscription, LOG + destination)
         return LogSubscriber(self, destination, subscription)
 
     async def close(self) -> None:

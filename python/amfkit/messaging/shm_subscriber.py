@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from .._amfkit import ShmSubscriber as _NativeSubscriber
+from .._amfkit import ShmSegment, ShmSubscriber as _NativeSubscriber
 from .broker import Message, Subscription
 from .memory import _compiled
 from .subscriber import Subscriber
@@ -24,19 +24,22 @@ __all__ = ["ShmSubscriber"]
 WAIT_SLICE = 1.0
 
 
-class ShmSubscriber(_NativeSubscriber, Subscriber):
-    """A cursor of this process in a destination's log, starting at the newest message;
-    it loses the oldest it has not read when the log wraps (`dropped` counts them)."""
+# destination, dropped and closed are the native object's, read-only (the Subscriber
+# interface's attributes are read by its users, not set).
+class ShmSubscriber(_NativeSubscriber, Subscriber):  # type: ignore[override]
+    """A cursor of this process in a destination's log (`log` of `segment`, the broker's
+    store), starting at the newest message; it loses the oldest it has not read when the
+    log wraps (`dropped` counts them)."""
 
     broker: SharedBroker
     subscription: Subscription
 
-    def __new__(cls, broker: SharedBroker, destination: str, subscription: Subscription, log: str) -> ShmSubscriber:
+    def __new__(cls, segment: ShmSegment, broker: SharedBroker, destination: str, subscription: Subscription, log: str) -> ShmSubscriber:
         selector = _compiled(subscription.selector)
         matches = None if selector is None else selector.matches
-        return super().__new__(cls, broker.store, log, destination, Message, subscription.subtopic, matches)
+        return super().__new__(cls, segment, log, destination, Message, subscription.subtopic, matches)
 
-    def __init__(self, broker: SharedBroker, destination: str, subscription: Subscription, log: str) -> None:
+    def __init__(self, segment: ShmSegment, broker: SharedBroker, destination: str, subscription: Subscription, log: str) -> None:
         # Subscriber.__init__ is not called: destination, dropped and closed are the
         # native object's.
         self.broker = broker
