@@ -891,13 +891,13 @@ impl Segment {
         let spin_end = now + timeout.map_or(spin, |t| spin.min(t));
         if !spin.is_zero() {
             loop {
-                for _ in 0..32 {
+                for _ in 0..LOOKS_PER_CLOCK {
                     hint::spin_loop();
-                }
-                let current = bell.load(Acquire);
-                if current != seen {
-                    SPIN_GUESS.rang();
-                    return Ok(current);
+                    let current = bell.load(Acquire);
+                    if current != seen {
+                        SPIN_GUESS.rang();
+                        return Ok(current);
+                    }
                 }
                 if Instant::now() >= spin_end {
                     if timeout.is_none_or(|t| t >= spin) {
@@ -979,16 +979,19 @@ impl Segment {
             // The head's word, once the log exists: one load per turn.
             let head = slot.map(|s| self.ring_at(s)).transpose()?;
             loop {
-                for _ in 0..8 {
+                // A look at the head after every pause (a pause is ~20 ns here, a read
+                // of the clock twice that): the record is seen within a pause of its
+                // append.
+                for _ in 0..LOOKS_PER_CLOCK {
                     hint::spin_loop();
-                }
-                let arrived = match &head {
-                    Some(ring) => ring.head() != cursor || stop(),
-                    None => ready(slot)?,
-                };
-                if arrived {
-                    SPIN_GUESS.rang();
-                    return Ok(Woken::Ready);
+                    let arrived = match &head {
+                        Some(ring) => ring.head() != cursor || stop(),
+                        None => ready(slot)?,
+                    };
+                    if arrived {
+                        SPIN_GUESS.rang();
+                        return Ok(Woken::Ready);
+                    }
                 }
                 if Instant::now() >= spin_end {
                     if timeout.is_none_or(|t| t >= spin) {
@@ -1231,6 +1234,9 @@ impl Drop for Segment {
         let _ = self.close();
     }
 }
+
+/// Looks at what a spin waits for (one pause apart) between two reads of the clock.
+const LOOKS_PER_CLOCK: u32 = 32;
 
 /// Spins in a row that ended without the bell before waits stop spinning for a while.
 const MISS_LIMIT: u32 = 8;
