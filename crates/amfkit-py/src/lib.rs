@@ -11,6 +11,7 @@ mod options;
 mod packet;
 mod registry;
 mod shm;
+mod shm_message;
 mod shm_pingpong;
 mod shm_record;
 mod shm_subscriber;

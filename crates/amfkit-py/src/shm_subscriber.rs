@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
 use crate::shm::{to_py, ShmSegment};
-use crate::shm_record::{Filter, MessageReader, Pattern};
+use crate::shm_message::{Filter, MessageReader, Pattern};
 
 /// One record, copied into a buffer kept between reads.
 pub struct OneRecord<'a> {
