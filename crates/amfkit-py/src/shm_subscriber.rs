@@ -6,7 +6,7 @@
 //! half of the `Subscriber` interface (`areceive`, iteration).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use amfkit_core::shm::{LogSlot, RecordSink, Segment, Woken};
@@ -195,10 +195,15 @@ impl ShmSubscriber {
         if self.closed.load(Relaxed) {
             return Ok(None);
         }
-        let Ok(mut r) = self.reading.try_lock() else {
-            return Err(PyRuntimeError::new_err(
-                "this Subscriber is receiving in another thread (use one from one thread at a time)",
-            ));
+        let mut r = match self.reading.try_lock() {
+            Ok(r) => r,
+            // A panic while reading left nothing half-done that matters (a cursor, a buffer).
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                return Err(PyRuntimeError::new_err(
+                    "this Subscriber is receiving in another thread (use one from one thread at a time)",
+                ))
+            }
         };
         if let Some(message) = self.next(py, &mut r)? {
             return Ok(Some(message));
