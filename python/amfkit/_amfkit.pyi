@@ -2,7 +2,7 @@
 
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
-from typing_extensions import Buffer, Self
+from typing_extensions import Buffer, Self, disjoint_base
 
 _Buffer = Union[bytes, bytearray, memoryview]
 
@@ -42,6 +42,10 @@ __all__ = [
     "ShmSegment",
     "Layout",
     "Encoded",
+    "ShmSubscriber",
+    "shm_publish",
+    "shm_ping",
+    "shm_echo",
 ]
 
 __version__: str
@@ -368,3 +372,36 @@ class ShmSegment:
     def __exit__(self, *exc: object) -> None: ...
     @staticmethod
     def remove_stale(name: str, directory: str = "/dev/shm") -> bool: ...
+
+@disjoint_base
+class ShmSubscriber:
+    """A subscription of this process to one destination's log of a `ShmSegment`, read,
+    filtered and decoded in Rust (`amfkit.messaging.shm_subscriber.ShmSubscriber`)."""
+
+    def __new__(
+        cls,
+        segment: ShmSegment,
+        log: str,
+        destination: str,
+        message_type: type,
+        subtopic: str | None = None,
+        selector: Callable[[Any], Any] | None = None,
+        spin: float = 5e-05,
+    ) -> Self: ...
+    def receive(self, timeout: float | None = None) -> Any: ...
+    def wait(self, timeout: float) -> bool: ...
+    def close(self) -> None: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def cursor(self) -> int: ...
+
+def shm_publish(segment: ShmSegment, prefix: str, destination: str, body: Any) -> int: ...
+def shm_ping(
+    segment: ShmSegment, out: str, into: str, cursor: int, record: bytes, n: int, timeout: float = 10.0
+) -> tuple[list[int], int]: ...
+def shm_echo(segment: ShmSegment, into: str, out: str, cursor: int, stop: bytes, timeout: float = 10.0) -> int: ...

@@ -14,6 +14,10 @@ mod output;
 mod packet;
 mod registry;
 mod shm;
+mod shm_message;
+mod shm_pingpong;
+mod shm_record;
+mod shm_subscriber;
 mod sol;
 mod types;
 mod wire;
@@ -59,5 +63,9 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<shm::ShmSegment>()?;
     m.add_class::<lossless::Layout>()?;
     m.add_class::<output::Encoded>()?;
+    m.add_class::<shm_subscriber::ShmSubscriber>()?;
+    m.add_function(wrap_pyfunction!(shm_record::shm_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_ping, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_echo, m)?)?;
     Ok(())
 }

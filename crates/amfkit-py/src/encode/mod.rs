@@ -126,11 +126,25 @@ impl<'py> PyEncoder<'py> {
         default: Option<Bound<'py, PyAny>>,
         max_depth: u32,
     ) -> PyResult<Self> {
+        Self::with(py, CoreEncoder::with_capacity(256), default, max_depth)
+    }
+
+    /// An encoder writing into `core` (one kept from an earlier call), without a default.
+    pub(crate) fn with_core(py: Python<'py>, core: CoreEncoder, max_depth: u32) -> PyResult<Self> {
+        Self::with(py, core, None, max_depth)
+    }
+
+    fn with(
+        py: Python<'py>,
+        core: CoreEncoder,
+        default: Option<Bound<'py, PyAny>>,
+        max_depth: u32,
+    ) -> PyResult<Self> {
         Ok(PyEncoder {
             py,
             t: types()?,
             reg: snapshot(),
-            enc: CoreEncoder::with_capacity(256),
+            enc: core,
             default,
             keep: Vec::new(),
             lent: Vec::new(),
