@@ -290,13 +290,13 @@ def cmd_call(args: argparse.Namespace) -> int:
         raise CLIError(str(e)) from None
     out = sys.stdout
     if args.json:
-        from .jsonio import iter_json
+        from ..jsonio import iter_json
 
         for piece in iter_json(result, indent=2):
             out.write(piece)
         out.write("\n")
     else:
-        from .tree import iter_lines
+        from ..tree import iter_lines
 
         for line in iter_lines(result, version=3 if args.amf3 else 0):
             out.write(line + "\n")
@@ -311,7 +311,7 @@ def _details_text(details: Any) -> str:
     large value is never written whole)."""
     if isinstance(details, str):
         return clip(details)
-    from .jsonio import iter_json
+    from ..jsonio import iter_json
 
     pieces: list[str] = []
     size = 0
