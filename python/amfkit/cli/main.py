@@ -4,7 +4,8 @@
            | mitmproxy-addon ...   (amfkit COMMAND --help)
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
-read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
+read, decoded or encoded (one line on standard error, no traceback; `diff` says 2 for
+that, its 1 meaning that the inputs differ), 2 for a usage error.
 amfkit itself is imported only by the commands that need it, so `--help` works even when
 the compiled extension is missing.
 """
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CLIError as e:
         print(f"{PROG} {args.command}: {clip(str(e))}", file=sys.stderr)
-        return 1
+        return e.status
     except BrokenPipeError:
         # The reader went away (`amfkit decode big.amf | head`): stop quietly.
         try:
