@@ -10,6 +10,7 @@ raw packet, read after the clock stopped to check that the same bytes were found
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -25,7 +26,7 @@ def measure(source: str, packet_path: str) -> dict[str, Any]:
 
     with open(source, "rb") as f:
         data = f.read()
-    cap = max(forms.DEFAULT_MAX_SIZE, 2 * len(data))  # a layer may make the whole packet
+    cap = max(forms.DEFAULT_MAX_SIZE, 2 * os.path.getsize(packet_path))  # a layer may make the whole packet
     reset = reset_peak()
     before = status_mb("VmRSS") if reset else peak_rss_mb()
     cpu0, wall0 = time.process_time(), time.perf_counter()

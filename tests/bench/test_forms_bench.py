@@ -35,8 +35,7 @@ def test_quick_forms_benchmark(tmp_path):
             assert 0 < wall["min"] <= wall["median"] <= wall["max"], (name, step)
         big = row["largest"]
         assert big["check"] is True and big["same_bytes"] is True and big["records"] > 10_000, big
-        want = forms.QUICK_LARGEST // (forms.LIST_SHARE if name == "list" else 1)
-        assert abs(big["packet_bytes"] - want) < want // 10
+        assert abs(big["packet_bytes"] - forms.QUICK_LARGEST) < forms.QUICK_LARGEST // 10
         assert big["read_s"] > 0 and big["peak_reset"] is True and 0 <= big["peak_rss_growth_mb"] < big["peak_rss_mb"]
     assert rows["raw"]["unwrap"] is None
     assert rows["list"]["largest"]["input_bytes"] > 3 * rows["list"]["largest"]["packet_bytes"]
