@@ -229,10 +229,6 @@ bench: build bench-deps ## build, then every benchmark: out/bench.json and the H
 	$(VENV)/bin/amfkit bench $(ARGS) --json out/bench.json --report out/bench.html
 
 .PHONY: bench-deps
-.PHONY: bench-capture
-bench-capture: build ## the largest capture: a 56 MB pcap of 2,000 calls read by amfkit inspect --summary and Gateway.from_capture, one call replayed (time, peak memory; ARGS='--quick')
-	$(VENV)/bin/python tools/capture_big_bench.py $(ARGS)
-
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
 	@command -v wrk >/dev/null 2>&1 && exit 0; \
 	echo "wrk not found (the gateway benchmark's load generator): installing it"; \

@@ -14,7 +14,7 @@ inside; `describe` names what bytes that are not AMF look like.
 
 - `detect(data)`: the outer form of `data` (`"raw"`, `"hex"`, `"base64"`, `"list"`,
   `"zlib"`, `"gzip"`, `"deflate"`, `"http"`), or None when it looks like none of them.
-  The order, and what each test costs, are in docs/cli.md ("Input forms").
+  The order is in docs/cli.md ("Input forms"), what each costs in docs/benchmarks.md.
 - `unwrap(data, form="auto", *, max_size=...)`: the AMF bytes inside: each layer taken
   off in turn (base64 of zlib, an HTTP response with a gzip body...) until raw bytes
   remain. `form` names the outer layer instead of detecting it (`"raw"`: the bytes as

@@ -11,7 +11,7 @@ decodes it.
 
 The readings are tried in a fixed order, the first that uses every byte winning: a
 packet first when the bytes start like one (a version of 0, 1 or 3), then the value
-readings of `amfkit.cli.detect` (one AMF0 value, one AMF3 value, a stream of AMF0
+readings of `amfkit.framing` (one AMF0 value, one AMF3 value, a stream of AMF0
 values). `packet`, `version` and `stream` force a reading. When none fits, `PayloadError`
 says why in one line: the error of the reading that got furthest, or, for bytes that do
 not look like AMF at all, what they look like (`amfkit.forms.describe`).
@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Union
 
 from . import forms
 
-__all__ = ["Payload", "PayloadError", "looks_like_packet", "read", "readings"]
+__all__ = ["Payload", "PayloadError", "looks_like_packet", "mismatch_text", "read", "readings"]
 
 _Buffer = Union[bytes, bytearray, memoryview, str]
 
@@ -94,6 +94,17 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+def mismatch_text(alias: str, undeclared: tuple[str, ...], missing: tuple[str, ...]) -> str:
+    """The note for what the decoder's `on_mismatch` reports: `class 'X' arrived with
+    members it does not declare (a, b), dropped and none of c, d`."""
+    parts = []
+    if undeclared:
+        parts.append(f"members it does not declare ({', '.join(undeclared)}), dropped")
+    if missing:
+        parts.append(f"none of {', '.join(missing)}")
+    return f"class {alias!r} arrived with " + " and ".join(parts)
+
+
 def looks_like_packet(data: bytes) -> bool:
     """Whether `data` starts like a remoting packet: a version of 0, 1 or 3, and room
     for the header and body counts."""
@@ -102,8 +113,8 @@ def looks_like_packet(data: bytes) -> bool:
 
 def readings(data: bytes, packet: bool | None = None, version: int | None = None, stream: bool | None = None) -> list[tuple[str, int, bool]]:
     """The readings tried, in order: `("packet", 0, False)`, or `("value", version,
-    stream)` for each of `amfkit.cli.detect.attempts_for`."""
-    from .cli.detect import attempts_for
+    stream)` for each of `amfkit.framing.attempts_for`."""
+    from .framing import attempts_for
 
     if packet:
         return [("packet", 0, False)]
@@ -135,13 +146,13 @@ def read(
     `form` is the input's outer form (`amfkit.forms.peel`; `"auto"` detects it) and
     `max_inflate` the most bytes one of its layers may make. `packet` True reads a
     packet only, False never one; `version` (0 or 3) and `stream` force the value
-    readings as `amfkit.cli.detect.decode_auto` does. The rest are the decoder's options
+    readings as `amfkit.framing.decode_auto` does. The rest are the decoder's options
     (`amfkit.amf3.decode`); what `on_mismatch` reports is also kept in `notes`.
 
     Raises `PayloadError` (a `ValueError`) when nothing reads, and `forms.FormError`
     (a `ValueError`) for a layer that is not what it claims."""
     from . import DecodeError, amf0, amf3
-    from .cli.detect import DetectError
+    from .framing import DetectError
     from .remoting import packet as packets
 
     peeled = forms.peel(data, form, max_size=max_inflate)
@@ -151,12 +162,7 @@ def read(
     notes: list[str] = []
 
     def heard(alias: str, undeclared: tuple[str, ...], missing: tuple[str, ...]) -> Any:
-        parts = []
-        if undeclared:
-            parts.append(f"members it does not declare ({', '.join(undeclared)}), dropped")
-        if missing:
-            parts.append(f"none of {', '.join(missing)}")
-        notes.append(f"class {alias!r} arrived with " + " and ".join(parts))
+        notes.append(mismatch_text(alias, undeclared, missing))
         return on_mismatch(alias, undeclared, missing) if on_mismatch is not None else None
 
     options: dict[str, Any] = {**limits, "tz_aware": tz_aware, **lenient, "on_mismatch": heard}

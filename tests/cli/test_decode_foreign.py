@@ -183,13 +183,28 @@ def test_diff_of_the_same_payload_in_two_forms_is_exit_0(python_exe, python_env,
     assert r.returncode == 0 and json.loads(r.stdout)["same"] is True
 
 
-def test_diff_usage_and_unreadable_input(tmp_path, capsys):
+def test_diff_trouble_is_exit_2_not_a_difference(python_exe, python_env, tmp_path, capsys):
+    """As GNU diff: 1 says the inputs differ, 2 that they could not be compared (an input
+    missing, unreadable, not AMF, a bad option), so a script can tell the two apart."""
+    flash = str(FOREIGN / "ruffle-pr23772-flash.amf0")
     with pytest.raises(SystemExit) as e:
         main(["diff", "only-one"])
     assert e.value.code == 2
-    assert main(["diff", "-", "-"]) == 1
+    assert main(["diff", "-", "-"]) == 2
     assert "only one of A and B can be standard input" in capsys.readouterr().err
     page = tmp_path / "p.html"
     page.write_text("<html></html>")
-    assert main(["diff", str(page), str(FOREIGN / "ruffle-pr23772-flash.amf0")]) == 1
+    assert main(["diff", str(page), flash]) == 2
     assert capsys.readouterr().err == f"amfkit diff: {page}: not AMF: this looks like an HTML page\n"
+    missing = tmp_path / "missing.bin"
+    assert main(["diff", flash, str(missing)]) == 2
+    assert capsys.readouterr().err == f"amfkit diff: {missing}: No such file or directory\n"
+    assert main(["diff", "--externalizable", "com.x.Y=guess", flash, flash]) == 2
+    assert "--externalizable 'com.x.Y=guess'" in capsys.readouterr().err
+    # The process's exit status, and the other commands keep 1 for the same trouble.
+    r = run_cli(python_exe, python_env, "diff", str(page), flash)
+    assert r.returncode == 2 and r.stdout == b"" and r.stderr.decode().count("\n") == 1
+    r = run_cli(python_exe, python_env, "decode", str(page))
+    assert r.returncode == 1
+    r = run_cli(python_exe, python_env, "diff", str(FOREIGN / "ruffle-pr23772-ruffle.amf0"), flash)
+    assert r.returncode == 1 and r.stdout.decode().splitlines()[-1] == "# 1 difference"

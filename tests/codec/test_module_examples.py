@@ -1,6 +1,6 @@
 """The `>>>` examples in the docstrings of the modules that read bytes others wrote
 (`amfkit.forms`, `amfkit.payload`, `amfkit.wire`, `amfkit.differences` and the packet
-printer `amfkit.cli.packets`) are executed, so what they show is what they do."""
+printers `amfkit.decodetext` and `amfkit.tree`) are executed, so what they show is what they do."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["amfkit.forms", "amfkit.payload", "amfkit.wire", "amfkit.differences", "amfkit.cli.packets"])
+@pytest.mark.parametrize("name", ["amfkit.forms", "amfkit.payload", "amfkit.wire", "amfkit.differences", "amfkit.decodetext", "amfkit.tree"])
 def test_module_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -2,10 +2,10 @@
 
 The input's form is taken off first (`amfkit.forms`: hex, base64, a byte list, zlib,
 gzip, deflate, an HTTP message), then `amfkit.payload.read` tells a remoting packet
-from one value or a stream of values. A packet is printed part by part
-(`amfkit.cli.packets`), a value as a tree (`amfkit.cli.tree`); `--json` prints a packet's
-exact document (`amfkit.wire`, which `amfkit encode` writes back to the same bytes) and
-a value in the JSON of `amfkit.cli.jsonio`.
+from one value or a stream of values. The text printed is `amfkit.decodetext`'s (a packet
+part by part, a value as the tree of `amfkit.tree`); `--json` prints a packet's exact
+document (`amfkit.wire`, which `amfkit encode` writes back to the same bytes) and a value
+in the JSON of `amfkit.jsonio`.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG} decode: note: {note}", file=sys.stderr)
     out = sys.stdout
     if args.json:
-        from .jsonio import iter_json
+        from ..jsonio import iter_json
 
         if payload.kind == "packet":
             try:
@@ -140,17 +140,9 @@ def run(args: argparse.Namespace) -> int:
             out.write(piece)
         out.write("\n")
     else:
-        from .packets import iter_packet_lines
-        from .tree import iter_lines, iter_stream_lines
+        from ..decodetext import iter_payload_lines
 
-        out.write(f"# {payload.describe()}\n")
-        if payload.kind == "packet":
-            lines = iter_packet_lines(payload.value, max_string=args.max_string)
-        elif payload.kind == "stream":
-            lines = iter_stream_lines(payload.value, version=payload.version, max_string=args.max_string)
-        else:
-            lines = iter_lines(payload.value, version=payload.version, max_string=args.max_string)
-        for line in lines:
+        for line in iter_payload_lines(payload, max_string=args.max_string):
             out.write(line + "\n")
     out.flush()
     return 0

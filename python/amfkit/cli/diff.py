@@ -1,6 +1,6 @@
 """`amfkit diff A B`: where two AMF payloads differ (`amfkit.diff`), each read in its own
-form; exit status 0 when they are the same, 1 when they differ or cannot be read, 2 for
-a usage error (docs/cli.md)."""
+form; exit status 0 when they are the same, 1 when they differ, 2 for trouble (an input
+that cannot be read, a usage error), as GNU diff does (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def add_parser(sub: Any) -> None:
             "types (an ECMA array vs a strict array), traits (sealed vs dynamic members), "
             "references vs inline copies, values. Each input is read in its own form (raw, hex, "
             "base64, a byte list, zlib/gzip/deflate, an HTTP message) as decode reads it. Exit "
-            "status 0 when they are the same, 1 when they differ."
+            "status 0 when they are the same, 1 when they differ, 2 for trouble (an input that "
+            "cannot be read)."
         ),
     )
     p.add_argument("a", metavar="A", help="the first input file, or - for standard input")
@@ -61,7 +62,15 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`amfkit diff A B ...`: 0 when the same, 1 when they differ."""
+    """`amfkit diff A B ...`: 0 when the same, 1 when they differ; trouble is a
+    `CLIError` with status 2 (1 would say "they differ")."""
+    try:
+        return _run(args)
+    except CLIError as e:
+        raise CLIError(str(e), status=2) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.a == "-" and args.b == "-":
         raise CLIError("only one of A and B can be standard input")
     data_a, data_b = read_input(args.a), read_input(args.b)

@@ -1,5 +1,5 @@
 """`amfkit encode`: write AMF bytes from JSON (docs/cli.md): a value in the JSON of
-`amfkit.cli.jsonio`, or a remoting packet's exact document (`amfkit.wire`, what `amfkit
+`amfkit.jsonio`, or a remoting packet's exact document (`amfkit.wire`, what `amfkit
 decode --json` prints for a packet), which is written back to the bytes it was read
 from."""
 
@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`amfkit encode FILE ...`."""
-    from .jsonio import JSONInputError, from_json
+    from ..jsonio import JSONInputError, from_json
 
     raw = read_input(args.file)
     amfkit = import_amfkit()

@@ -4,7 +4,8 @@
            | mitmproxy-addon ...   (amfkit COMMAND --help)
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
-read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
+read, decoded or encoded (one line on standard error, no traceback; `diff` says 2 for
+that, its 1 meaning that the inputs differ), 2 for a usage error.
 amfkit itself is imported only by the commands that need it, so `--help` works even when
 the compiled extension is missing.
 """
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CLIError as e:
         print(f"{PROG} {args.command}: {clip(str(e))}", file=sys.stderr)
-        return 1
+        return e.status
     except BrokenPipeError:
         # The reader went away (`amfkit decode big.amf | head`): stop quietly.
         try:
@@ -290,13 +291,13 @@ def cmd_call(args: argparse.Namespace) -> int:
         raise CLIError(str(e)) from None
     out = sys.stdout
     if args.json:
-        from .jsonio import iter_json
+        from ..jsonio import iter_json
 
         for piece in iter_json(result, indent=2):
             out.write(piece)
         out.write("\n")
     else:
-        from .tree import iter_lines
+        from ..tree import iter_lines
 
         for line in iter_lines(result, version=3 if args.amf3 else 0):
             out.write(line + "\n")
@@ -311,7 +312,7 @@ def _details_text(details: Any) -> str:
     large value is never written whole)."""
     if isinstance(details, str):
         return clip(details)
-    from .jsonio import iter_json
+    from ..jsonio import iter_json
 
     pieces: list[str] = []
     size = 0
