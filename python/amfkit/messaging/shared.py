@@ -23,8 +23,9 @@ newest `queue_size` messages; a reader that fell behind is told how many it lost
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import atexit
+import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -32,7 +33,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Optional
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import AMFError, amf3
@@ -93,9 +94,9 @@ def encode_message(message: Message) -> bytes:
     )
 
 
-def decode_message(record: bytes) -> Message:
-    """The message of a log record; StoreError for one that is not a message record
-    (another program's, or garbage)."""
+def decode_message(record: bytes, position: int = 0) -> Message:
+    """The message of a log record (`position`: its number in the log); StoreError for
+    one that is not a message record (another program's, or garbage)."""
     try:
         fields = amf3.decode(record)
         destination, body, headers, subtopics, message_id, timestamp, ttl, correlation_id = fields
@@ -108,6 +109,7 @@ def decode_message(record: bytes) -> Message:
             int(timestamp),
             int(ttl),
             correlation_id,
+            position,
         )
     except (AMFError, TypeError, ValueError) as e:
         raise StoreError(f"a log record is not a message: {e}") from None
@@ -341,11 +343,13 @@ class SharedBroker(Broker):
             held = self._messages.get(key)
         if held is not None and held[0] == raw:
             return held[1]
-        message = decode_message(raw)
+        message = decode_message(raw, seq)
         self._remember(key, raw, message)
         return message
 
     def _remember(self, key: tuple[str, int], raw: bytes, message: Message) -> None:
+        if message.position != key[1]:  # one published here: its copies carry its position
+            message = dataclasses.replace(message, position=key[1])
         with self._lock:
             self._messages[key] = (raw, message)
             if len(self._messages) > 4 * READ_BATCH:
@@ -489,11 +493,16 @@ class SharedBroker(Broker):
             return await asyncio.to_thread(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
-    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
-        await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription)
+    async def add_subscription(
+        self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None
+    ) -> int:
+        position: int = await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription, after=after)
+        return position
 
-    def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
-        """`add_subscription`, synchronously."""
+    def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None) -> int:
+        """`add_subscription`, synchronously: the position delivery goes on after."""
+        if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
+            raise ValueError(f"a log position is an int of 0 or more, not {shown(after)}")
         _compiled(subscription.selector)  # SelectorError before anything changes
         pair = [subscription.subtopic, subscription.selector]
         for _ in range(RETRIES):
@@ -507,10 +516,16 @@ class SharedBroker(Broker):
             entry = consumers.get(consumer_id)
             if entry is not None and entry[0] != destination:
                 entry = None  # moves: its old subscriptions go
+            head = self.store.head(LOG + destination) if entry is None or after is not None else 0
             if entry is None:
                 if consumer_id not in consumers and len(consumers) >= self.max_consumers:
                     raise SubscriptionLimit(f"a client may have at most {self.max_consumers} consumers")
-                entry = [destination, self.store.head(LOG + destination), [], 0]
+                entry = [destination, head, [], 0]
+            if after is not None:
+                # A consumer back from a lost channel: on from what it last received (its
+                # cursor may be past messages that were on their way when the channel
+                # went). Past the head: the log restarted (Redis lost its data).
+                entry[1] = min(after, head)
             if pair not in entry[2]:
                 if len(entry[2]) >= self.max_subscriptions:
                     raise SubscriptionLimit(f"a consumer may have at most {self.max_subscriptions} subscriptions")
@@ -522,14 +537,43 @@ class SharedBroker(Broker):
                     continue
                 self.store.put(CONSUMER + consumer_id, amf3.encode([client_id, destination]), self.client_timeout)
             except StoreError as e:
+                if self.remote:  # Redis away: the caller may try again (Server.Processing.Unavailable)
+                    raise
                 raise SubscriptionLimit(f"the shared store refused the subscription: {e}") from None
             self._signal(client_id)
-            return
+            return int(entry[1])
         raise StoreError(f"client {client_id!r} changed too often to subscribe")
 
     async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         found: bool = await self._run(self.unsubscribe_now, client_id, consumer_id, subscription)
         return found
+
+    async def resume(self, client_id: str, positions: Mapping[str, int]) -> None:
+        await self._run(self.resume_now, client_id, positions)
+
+    def resume_now(self, client_id: str, positions: Mapping[str, int]) -> None:
+        """`resume`, synchronously."""
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if record is None:
+                return
+            consumers: dict[str, Any] = record["n"]
+            changed = False
+            for consumer_id, position in positions.items():
+                entry = consumers.get(consumer_id)
+                if entry is None:
+                    continue
+                # Past the head: the log restarted (Redis lost its data).
+                cursor = min(int(position), self.store.head(LOG + entry[0]))
+                if cursor != entry[1]:
+                    entry[1], changed = cursor, True
+            if not changed:
+                return
+            record["t"] = self._clock()
+            if self._write(client_id, raw, record):
+                self._signal(client_id)
+                return
+        raise StoreError(f"client {client_id!r} changed too often to resume")
 
     def unsubscribe_now(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         """`remove_subscription`, synchronously."""
@@ -1285,8 +1329,8 @@ class LogSubscriber(Subscriber):
             return
         now = now_ms()
         subscriptions = self._subscriptions
-        for _, raw in items:
-            message = decode_message(raw)
+        for seq, raw in items:
+            message = decode_message(raw, seq)
             if not message.expired(now) and _matches(subscriptions, message):
                 self._pending.append(message)
         self._pending.reverse()  # popped from the end: oldest last
