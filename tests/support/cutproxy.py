@@ -2,7 +2,9 @@
 pattern, the next request holding it reaches the server and is carried out there, and
 the connection is cut before the server's answer reaches the client. What a client
 sees when the server (or the network) goes away between applying a write and
-answering it.
+answering it. Armed with a pattern of the answers (`arm_answer`), the next bytes from
+the server holding it are dropped and their connection cut: what a client sees when a
+server dies after writing to its socket, before the bytes arrived.
 
     proxy = CuttingProxy(redis_server.host, redis_server.port)
     proxy.arm(b"EVALSHA")       # the next request holding it: applied, never answered
@@ -43,8 +45,11 @@ class CuttingProxy:
         self.port = int(self._listener.getsockname()[1])
         self._lock = threading.Lock()
         self._pattern: bytes | None = None
+        self._answer: bytes | None = None
         self._pairs: list[_Pair] = []
         self.cut = threading.Event()
+        self._open = threading.Event()  # cleared: new connections wait (`hold`)
+        self._open.set()
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -54,12 +59,26 @@ class CuttingProxy:
             self.cut.clear()
             self._pattern = pattern
 
+    def arm_answer(self, pattern: bytes) -> None:
+        """Drop the next bytes from the server holding `pattern`, and cut their connection."""
+        with self._lock:
+            self.cut.clear()
+            self._answer = pattern
+
+    def hold(self) -> None:
+        """New connections wait, accepted but not relayed, until `release`."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
     def _accept(self) -> None:
         while not self._closed:
             try:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            self._open.wait()
             try:
                 server = socket.create_connection(self.target)
             except OSError:
@@ -94,6 +113,10 @@ class CuttingProxy:
                 data = pair.server.recv(65536)
                 if not data:
                     break
+                with self._lock:
+                    if self._answer is not None and self._answer in data:
+                        self._answer = None
+                        pair.cutting = True
                 if pair.cutting:
                     pair.close()
                     self.cut.set()
@@ -102,6 +125,14 @@ class CuttingProxy:
         except OSError:
             pass
         pair.close()
+
+    def cut_now(self) -> None:
+        """Cut every connection open now (new ones are relayed as before)."""
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for pair in pairs:
+            pair.close()
+        self.cut.set()
 
     def close(self) -> None:
         self._closed = True
