@@ -220,3 +220,34 @@ def test_a_stream_opened_while_redis_is_down_on_a_worker_that_did_not_see_the_pi
     stream = StreamClient(url, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F")
     assert stream.status == 400  # Redis says: never pinged
     stream.close()
+
+
+def test_a_worker_starts_while_redis_is_down_and_serves_once_it_is_back(redis_server: Any, python_exe: str, python_env: dict[str, str], tmp_path: Any) -> None:
+    # A supervisor restarting a dead worker while Redis restarts: the app's import opens
+    # the store without reaching Redis; until Redis is back the worker answers what needs
+    # it with Server.Processing.Unavailable, then serves as ever.
+    from amfkit.remoting import messages as m
+
+    from messaging_util import Op, command, post
+    from servers import serve_cli
+
+    store = f"{redis_server.url}?prefix=lazy{os.getpid()}-{next(_names)}:"
+    (tmp_path / "lazyapp.py").write_text(
+        "from amfkit.messaging import Messaging\n"
+        "from amfkit.remoting import Gateway\n"
+        f"app = Gateway({{}}, messaging=Messaging(['prices'], broker={store!r}), session_store={store!r})\n"
+    )
+    redis_server.stop()
+    try:
+        with serve_cli(python_exe, python_env, tmp_path, "lazyapp:app", ready=lambda url: post(url, command(Op.CLIENT_PING))) as url:
+            (fault,) = post(url, command(Op.CLIENT_PING))
+            assert type(fault) is m.ErrorMessage and fault.faultCode == "Server.Processing.Unavailable", fault
+            (fault,) = post(url, command(Op.SUBSCRIBE, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F", "prices"))
+            assert type(fault) is m.ErrorMessage and fault.faultCode == "Server.Processing.Unavailable", fault
+            redis_server.start()
+            (ack,) = post(url, command(Op.CLIENT_PING))
+            dsid = ack.headers["DSId"]
+            (ack,) = post(url, command(Op.SUBSCRIBE, dsid, "prices"))
+            assert type(ack) is m.AcknowledgeMessage, ack
+    finally:
+        redis_server.start()
