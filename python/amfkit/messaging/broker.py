@@ -262,10 +262,15 @@ class Broker(abc.ABC):
         return QueueSubscriber(self, destination, _subscription(subtopic, selector))
 
     @abc.abstractmethod
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         """Drain the client's queue (only `consumer_id`'s deliveries when given; at most
         `limit`), dropping expired messages. None when the client (or that consumer of
-        it) has neither subscriptions nor queued messages: it is unknown here."""
+        it) has neither subscriptions nor queued messages: it is unknown here.
+
+        `pushing`: the caller is a push channel of the client held in this process (a
+        stream, a WebSocket), which writes the batch at once; a shared broker may then
+        hand it out before the client's cursors reach its store (`redis://` writes them
+        behind, and repairs a write that fails)."""
 
     @abc.abstractmethod
     async def wait(self, client_id: str, timeout: float) -> bool:

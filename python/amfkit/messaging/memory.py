@@ -220,7 +220,7 @@ class MemoryBroker(Broker):
         _resolve_all(wake)
         return len(targets)
 
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         with self._lock:
             client = self._clients.get(client_id)
             if client is None:

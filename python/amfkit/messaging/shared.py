@@ -42,6 +42,7 @@ from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
 from .logstore import LogStore, StoreError
 from .redis_feed import Uncertain
+from .writeback import WriteBack
 from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
@@ -73,6 +74,11 @@ TOKENS = 16
 #: Seconds a drain whose write's answer was lost waits for Redis to say whether it was
 #: applied, before it gives up (and reports the store unreachable).
 SETTLE_TIMEOUT = 60.0
+#: Seconds `close` lets the cursors written behind deliveries reach Redis.
+CLOSE_WRITES = 2.0
+#: Seconds a poll of a client whose push channel's cursors are being written (in this
+#: worker) waits for them before it answers.
+POLL_SETTLE = 5.0
 
 
 # --- the record of a message ----------------------------------------------------------
@@ -319,6 +325,7 @@ class SharedBroker(Broker):
         # records this process wrote last (the expected value of its next compare-and-set,
         # so that a drain needs no read first; a stale one only costs a failed write).
         self._feed: Feed | None = None
+        self._writeback: WriteBack | None = None  # with the feed: push channels' cursors, written behind
         self._records: OrderedDict[str, tuple[bytes, _Record]] = OrderedDict()
         self._tasks: set[asyncio.Task[Any]] = set()
         _brokers.add(self)
@@ -629,10 +636,10 @@ class SharedBroker(Broker):
 
     # --- delivery --------------------------------------------------------------------
 
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         feed = self._feed_here()
         if feed is not None:
-            return await self._adrain(feed, client_id, consumer_id, limit)
+            return await self._adrain(feed, client_id, consumer_id, limit, pushing)
         batch: Batch | None = await self._run(self.drain, client_id, consumer_id=consumer_id, limit=limit)
         return batch
 
@@ -925,7 +932,18 @@ class SharedBroker(Broker):
                 return None
             with self._lock:
                 if self._feed is None or self._feed.closed:
+                    # The records cached by an earlier feed are not kept fresh by this
+                    # one (it follows the control log from now on).
+                    self._records.clear()
                     self._feed = make(self._on_records, self._on_state)
+                    self._writeback = WriteBack(
+                        self._feed,
+                        key=lambda client_id: CLIENT + client_id,
+                        ttl_ms=lambda: _ms(self.client_timeout),
+                        clock=self._clock,
+                        written=self._keep,
+                        gone=self._dropped,
+                    )
                 feed = self._feed
         return feed if feed.loop is loop else None
 
@@ -994,7 +1012,9 @@ class SharedBroker(Broker):
             with self._lock:
                 if waiting.since < 0:
                     waiting.since = feed.cursors.get(CONTROL, 0)
-            _, record = await self._arecord(feed, client_id)
+            record = self._writeback.local(client_id) if self._writeback is not None else None
+            if record is None:
+                _, record = await self._arecord(feed, client_id)
             if record is not None:
                 await self._afollow(feed, client_id, record)
                 if await self._apending(feed, record):
@@ -1025,6 +1045,10 @@ class SharedBroker(Broker):
             await asyncio.to_thread(self._forget, client_id, raw, record)
             return None, None
         return raw, record
+
+    def _dropped(self, client_id: str) -> None:
+        with self._lock:
+            self._records.pop(client_id, None)
 
     def _keep(self, client_id: str, raw: bytes, record: _Record) -> None:
         with self._lock:
@@ -1090,22 +1114,37 @@ class SharedBroker(Broker):
                 return True
         return False
 
-    async def _adrain(self, feed: Feed, client_id: str, consumer_id: str | None, limit: int | None) -> Batch | None:
+    async def _adrain(self, feed: Feed, client_id: str, consumer_id: str | None, limit: int | None, pushing: bool = False) -> Batch | None:
         """`drain` on the feed: the client's record as this process wrote it last (read
         from Redis when another changed it), the logs from the feed's records, and one
         compare-and-set, pipelined with the other clients' drained at the same moment.
-        The deliveries are returned only once Redis said the cursors moved: a write
-        whose answer was lost is settled first (`_asettle`), never dropped."""
+
+        For a poll, the deliveries are returned once Redis said the cursors moved: a
+        write whose answer was lost is settled first (`_asettle`), never dropped. For a
+        push channel held here (`pushing`), they are returned at once and the cursors
+        written behind them (`WriteBack`: repaired, never dropped, if that fails); a
+        poll of a client with cursors still being written builds on those and waits
+        for them (`POLL_SETTLE` at most)."""
+        writeback = self._writeback
         for _ in range(RETRIES):
-            cached = client_id in self._records
-            raw, record = await self._arecord(feed, client_id)
-            if raw is None or record is None:
-                return None
+            local = writeback.local(client_id) if writeback is not None else None
+            raw: bytes | None
+            record: _Record | None
+            if local is not None:
+                raw, record, cached = None, local, True
+            else:
+                cached = client_id in self._records
+                raw, record = await self._arecord(feed, client_id)
+                if raw is None or record is None:
+                    return None
             consumers: dict[str, Any] = record["n"]
             if cached and (not consumers or (consumer_id is not None and consumer_id not in consumers)):
+                # An answer of None on what Redis holds, not on this copy.
+                if writeback is not None and local is not None:
+                    await writeback.settled(client_id, POLL_SETTLE)
                 with self._lock:
                     self._records.pop(client_id, None)
-                continue  # an answer of None on what Redis holds, not on this copy
+                continue
             if not consumers or (consumer_id is not None and consumer_id not in consumers):
                 return None
             now = now_ms()
@@ -1121,7 +1160,10 @@ class SharedBroker(Broker):
                 for seq, message in items:
                     if not message.expired(now) and _matches(subscriptions, message):
                         found.append((message.timestamp, seq, cid, message))
-            if self._records.get(client_id, (None,))[0] is not raw:
+            if local is not None:
+                if writeback is None or writeback.local(client_id) is not local:
+                    continue  # another drain moved on meanwhile: again
+            elif self._records.get(client_id, (None,))[0] is not raw:
                 continue  # changed while the logs were read: again
             if len(found) > 1 and len(cursors) > 1:
                 found.sort(key=lambda f: (f[0], f[1]))
@@ -1133,34 +1175,44 @@ class SharedBroker(Broker):
                 for _, seq, cid, _ in reversed(found[max(limit, 0) :]):
                     cursors[cid] = seq - 1
                 found = found[: max(limit, 0)]
+            batch = Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
             changed = bool(found or dropped) or any(int(consumers[c][1]) != n for c, n in cursors.items())
             stale = float(record.get("t", 0)) + self.client_timeout / 10 < self._clock()
-            if changed or stale:
-                entries = {c: [e[0], cursors[c], e[2], 0] if c in cursors else list(e) for c, e in consumers.items()}
-                token = _token()
-                new = _stamped({"t": self._clock(), "n": entries, "w": record.get("w")}, token)
-                value = amf3.encode(new)
-                try:
-                    written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
-                except Uncertain as e:
-                    settled = await self._asettle(feed, client_id, token, e)
-                    if settled is None:
-                        return None
-                    written = settled
-                if not written:
-                    with self._lock:
-                        self._records.pop(client_id, None)
-                    continue
-                self._keep(client_id, value, new)
-            elif cached:
-                # Nothing to write, so nothing checked the record this process wrote last
-                # against Redis's (another process may have changed the client): look.
-                current = await feed.get(CLIENT + client_id)
-                if current != raw:
-                    with self._lock:
-                        self._records.pop(client_id, None)
-                    continue
-            return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
+            if not (changed or stale):
+                if cached and local is None and not pushing:
+                    # Nothing to write, so nothing checked the record this process wrote
+                    # last against Redis's (another process may have changed the client):
+                    # look. (A push channel is woken by such a change anyway.)
+                    current = await feed.get(CLIENT + client_id)
+                    if current != raw:
+                        with self._lock:
+                            self._records.pop(client_id, None)
+                        continue
+                return batch
+            entries = {c: [e[0], cursors[c], e[2], 0] if c in cursors else list(e) for c, e in consumers.items()}
+            if writeback is not None and (pushing or local is not None):
+                assert raw is not None or local is not None
+                writeback.advance(client_id, raw or b"", record, {"t": self._clock(), "n": entries, "w": record.get("w")})
+                if not pushing:
+                    await writeback.settled(client_id, POLL_SETTLE)
+                return batch
+            assert raw is not None
+            token = _token()
+            new = _stamped({"t": self._clock(), "n": entries, "w": record.get("w")}, token)
+            value = amf3.encode(new)
+            try:
+                written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
+            except Uncertain as e:
+                settled = await self._asettle(feed, client_id, token, e)
+                if settled is None:
+                    return None
+                written = settled
+            if not written:
+                with self._lock:
+                    self._records.pop(client_id, None)
+                continue
+            self._keep(client_id, value, new)
+            return batch
         raise StoreError(f"client {client_id!r} changed too often to drain")
 
     async def _asettle(self, feed: Feed, client_id: str, token: str, error: StoreError) -> bool | None:
@@ -1181,6 +1233,8 @@ class SharedBroker(Broker):
 
     async def _atouch(self, feed: Feed, client_id: str, now: float) -> None:
         """`touch` on the feed (a task of its own: nobody waits for it)."""
+        if self._writeback is not None and self._writeback.local(client_id) is not None:
+            return  # its cursors are being written, with the time of use
         for _ in range(RETRIES):
             try:
                 raw, record = await self._arecord(feed, client_id)
@@ -1265,6 +1319,8 @@ class SharedBroker(Broker):
     async def close(self) -> None:
         feed = self._feed
         if feed is not None and _on_loop(feed.loop):
+            if self._writeback is not None:
+                await self._writeback.close(CLOSE_WRITES)  # the cursors handed out, written
             self._closing_feed()
             await feed.close()
         await asyncio.to_thread(self.shutdown)  # joins the listener thread
