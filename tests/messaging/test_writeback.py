@@ -196,3 +196,48 @@ def test_a_poll_of_a_client_whose_cursors_are_being_written_builds_on_them(store
         asyncio.run(main())
     finally:
         asyncio.run(worker.close())
+
+
+def test_parked_long_polls_write_behind_and_take_nothing_twice(store: str) -> None:
+    # A parked long-poll is the client's channel held here: its answer goes out at once,
+    # the cursors behind it; the next poll (on its keep-alive connection, this worker)
+    # builds on them. 30 messages over rapid polls: each once, in order.
+    import threading
+
+    import httpx
+
+    from amfkit.messaging import Messaging
+    from amfkit.remoting import Gateway, packet
+    from amfkit.remoting import messages as m
+
+    from messaging_util import Op, command, packet_of
+    from servers import serve_asgi
+
+    messaging = Messaging(["prices"], broker=store, poll_wait=5.0)
+    publisher = Broker.open(store)
+    with serve_asgi(Gateway({}, messaging=messaging)) as server:
+        url = f"http://{server.host}:{server.port}/gateway"
+        with httpx.Client(timeout=10) as http:
+
+            def post(message: Any) -> Any:
+                r = http.post(url, content=packet_of(message), headers={"content-type": "application/x-amf"})
+                return packet.decode(r.content).bodies[0].value
+
+            dsid = post(command(Op.CLIENT_PING)).headers["DSId"]
+            post(command(Op.SUBSCRIBE, dsid, "prices"))
+
+            def publish() -> None:
+                for i in range(30):
+                    publisher.publish("prices", i)
+
+            got: list[Any] = []
+            thread = threading.Thread(target=publish)
+            thread.start()
+            while len(got) < 30:
+                answer = post(command(Op.POLL, dsid))
+                if isinstance(answer, m.CommandMessage):  # a CLIENT_SYNC (else an empty ack)
+                    got += [x.body for x in answer.body]
+            thread.join()
+            assert got == list(range(30))
+    asyncio.run(publisher.close())
+    asyncio.run(messaging.close())

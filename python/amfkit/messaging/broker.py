@@ -267,10 +267,10 @@ class Broker(abc.ABC):
         `limit`), dropping expired messages. None when the client (or that consumer of
         it) has neither subscriptions nor queued messages: it is unknown here.
 
-        `pushing`: the caller is a push channel of the client held in this process (a
-        stream, a WebSocket), which writes the batch at once; a shared broker may then
-        hand it out before the client's cursors reach its store (`redis://` writes them
-        behind, and repairs a write that fails)."""
+        `pushing`: the caller is a channel of the client held in this process (a stream,
+        a WebSocket, a parked long-poll), which writes the batch at once; a shared broker
+        may then hand it out before the client's cursors reach its store (`redis://`
+        writes them behind, and repairs a write that fails)."""
 
     @abc.abstractmethod
     async def wait(self, client_id: str, timeout: float) -> bool:

@@ -306,13 +306,16 @@ async def _channel_poll(call: _Call) -> AsyncMessage:
 async def _long_poll(call: _Call) -> AsyncMessage:
     messaging, client_id = call.messaging, call.client_id
     broker = messaging.broker
-    batch = await broker.receive(client_id)
-    if batch is None:  # FlexClient.throwNotSubscribedException, error 10028
-        raise Fault("the client has no active subscriptions", code=NOT_SUBSCRIBED)
     # A poll in a batch with other bodies is never parked (BlazeDS's DSSuppressPollWait),
     # nor one over a channel that pushes.
     request = call.request
     long = messaging.poll_wait > 0 and messaging.parking.max_per_client > 0 and not request.batched and not request.push
+    # A long-poll is the client's channel, held here: its answer is written at once, as
+    # a stream's frames are (a shared broker writes the cursors behind it; the client's
+    # next poll, on its keep-alive connection to this worker, builds on them).
+    batch = await broker.receive(client_id, pushing=long)
+    if batch is None:  # FlexClient.throwNotSubscribedException, error 10028
+        raise Fault("the client has no active subscriptions", code=NOT_SUBSCRIBED)
     hint = _hint(messaging, long)
     if batch or not long:
         return await _answer_batch(call, batch, hint)
@@ -341,7 +344,7 @@ async def _long_poll(call: _Call) -> AsyncMessage:
                 return call.sync(None, DSNoOpPoll=True)
             if messaging.closed:
                 return call.ack()
-            batch = await broker.receive(client_id)
+            batch = await broker.receive(client_id, pushing=True)
             if batch is None:  # disconnected or expired meanwhile: an empty answer
                 return call.ack()
             if batch:
