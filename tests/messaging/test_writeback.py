@@ -241,3 +241,4 @@ def test_parked_long_polls_write_behind_and_take_nothing_twice(store: str) -> No
             assert got == list(range(30))
     asyncio.run(publisher.close())
     asyncio.run(messaging.close())
+
