@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from amfkit import amf3
-from amfkit.messaging import Broker
+from amfkit.messaging import Broker, shared
 from amfkit.messaging.redis_store import _CAS
 from amfkit.messaging.writeback import merged
 
@@ -29,6 +29,26 @@ CAS_SHA = hashlib.sha1(_CAS.encode()).hexdigest().encode()
 
 def record(**cursors: int) -> dict[str, Any]:
     return {"t": 1.0, "n": {c: ["prices", n, [[None, ""]], 0] for c, n in cursors.items()}, "w": []}
+
+
+async def next_batch(broker: Any, client_id: str, timeout: float = 10.0) -> list[Any]:
+    """The next batch with something in it (a poll that finds nothing writes nothing)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        got = bodies(await broker.receive(client_id))
+        if got:
+            return got
+        assert loop.time() < deadline, "nothing came"
+        await asyncio.sleep(0.01)
+
+
+async def all_of(broker: Any, client_id: str, count: int) -> list[Any]:
+    """`count` messages for the client, over as many polls as they take."""
+    got: list[Any] = []
+    while len(got) < count:
+        got += await next_batch(broker, client_id)
+    return got
 
 
 def test_merged_moves_what_this_worker_moved_and_keeps_what_others_did() -> None:
@@ -175,6 +195,77 @@ def test_a_write_applied_but_never_answered_is_found_done(redis_server: Any) -> 
     try:
         asyncio.run(main())
     finally:
+        asyncio.run(worker.close())
+        proxy.close()
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_polls_write_whose_answer_is_lost_while_redis_stays_away_is_settled_behind_it(redis_server: Any, applied: bool, monkeypatch: Any) -> None:
+    # A poll's write (not a push channel's) whose answer was lost, Redis then away past
+    # POLL_SETTLE: the batch goes out, and once Redis answers the write is found made
+    # (applied) or made (not applied): nothing twice, nothing skipped.
+    monkeypatch.setattr(shared, "POLL_SETTLE", 0.3)
+    proxy = CuttingProxy(redis_server.host, redis_server.port)
+    worker = Broker.open(f"redis://127.0.0.1:{proxy.port}/0?prefix=wbcut{os.getpid()}-{next(_names)}:")
+
+    async def main() -> None:
+        start = await worker.add_subscription("c", "k", "prices")
+        await worker.add_subscription("d", "k2", "prices")
+        assert bodies(await worker.receive("c")) == []  # the feed connected, the record read
+        for i in range(3):
+            await worker.apublish("prices", i)
+        assert await all_of(worker, "d", 3) == [0, 1, 2]  # the feed has read them
+        proxy.arm(CAS_SHA, apply=applied)
+        proxy.hold()
+        assert bodies(await worker.receive("c")) == [0, 1, 2]
+        assert proxy.cut.is_set(), "the proxy did not cut the write: the test proves nothing"
+        assert worker._writeback is not None and len(worker._writeback) == 1, "nothing left to settle the write"
+        proxy.release()
+        await until(lambda: not len(worker._writeback))
+        assert cursor_in_redis(worker, "c", "k") == start + 3
+        await worker.apublish("prices", 3)
+        assert await next_batch(worker, "c") == [3]
+
+    try:
+        asyncio.run(main())
+    finally:
+        proxy.release()
+        asyncio.run(worker.close())
+        proxy.close()
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_poll_that_goes_away_while_its_write_is_unsettled_has_its_batch_again(redis_server: Any, applied: bool) -> None:
+    # The poll is cancelled (its HTTP request gone) while its write's answer is lost:
+    # it handed nothing out, so its batch comes again, whether Redis applied it or not.
+    proxy = CuttingProxy(redis_server.host, redis_server.port)
+    worker = Broker.open(f"redis://127.0.0.1:{proxy.port}/0?prefix=wbcut{os.getpid()}-{next(_names)}:")
+
+    async def main() -> None:
+        await worker.add_subscription("c", "k", "prices")
+        await worker.add_subscription("d", "k2", "prices")
+        assert bodies(await worker.receive("c")) == []  # the feed connected, the record read
+        for i in range(3):
+            await worker.apublish("prices", i)
+        assert await all_of(worker, "d", 3) == [0, 1, 2]  # the feed has read them
+        proxy.arm(CAS_SHA, apply=applied)
+        proxy.hold()
+        poll = asyncio.ensure_future(worker.receive("c"))
+        await until(proxy.cut.is_set)
+        await asyncio.sleep(0.1)  # the poll is now waiting for the write to settle
+        assert not poll.done()
+        poll.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await poll
+        proxy.release()
+        await until(lambda: worker._writeback is not None and not len(worker._writeback))
+        assert bodies(await worker.receive("c")) == [0, 1, 2]
+        assert bodies(await worker.receive("c")) == []
+
+    try:
+        asyncio.run(main())
+    finally:
+        proxy.release()
         asyncio.run(worker.close())
         proxy.close()
 

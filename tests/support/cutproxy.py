@@ -8,6 +8,7 @@ server dies after writing to its socket, before the bytes arrived.
 
     proxy = CuttingProxy(redis_server.host, redis_server.port)
     proxy.arm(b"EVALSHA")       # the next request holding it: applied, never answered
+    proxy.arm(b"EVALSHA", apply=False)  # ... cut before it reaches the server
     ...
     assert proxy.cut.wait(5)
     proxy.close()
@@ -46,6 +47,7 @@ class CuttingProxy:
         self._lock = threading.Lock()
         self._pattern: bytes | None = None
         self._answer: bytes | None = None
+        self._apply = True
         self._pairs: list[_Pair] = []
         self.cut = threading.Event()
         self._open = threading.Event()  # cleared: new connections wait (`hold`)
@@ -53,11 +55,13 @@ class CuttingProxy:
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, pattern: bytes) -> None:
-        """Cut the connection of the next request holding `pattern`, once it was sent on."""
+    def arm(self, pattern: bytes, *, apply: bool = True) -> None:
+        """Cut the connection of the next request holding `pattern`, once it was sent on
+        (`apply=False`: before, so the server never sees it)."""
         with self._lock:
             self.cut.clear()
             self._pattern = pattern
+            self._apply = apply
 
     def arm_answer(self, pattern: bytes) -> None:
         """Drop the next bytes from the server holding `pattern`, and cut their connection."""
@@ -98,9 +102,15 @@ class CuttingProxy:
                 if not data:
                     break
                 with self._lock:
+                    drop = False
                     if self._pattern is not None and self._pattern in data:
                         self._pattern = None
                         pair.cutting = True  # before the server can answer
+                        drop = not self._apply
+                if drop:
+                    pair.close()
+                    self.cut.set()
+                    return
                 pair.server.sendall(data)
         except OSError:
             pass

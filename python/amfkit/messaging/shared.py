@@ -42,7 +42,7 @@ from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
 from .logstore import LogStore, StoreError
 from .redis_feed import Uncertain
-from .writeback import WriteBack
+from .writeback import WriteBack, merged
 from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
@@ -71,13 +71,15 @@ LISTEN_TIMEOUT = 1.0
 #: The tokens of its last writes a client record keeps: a write whose answer was lost
 #: (Redis went away after applying it, or before) is found applied by its token.
 TOKENS = 16
-#: Seconds a drain whose write's answer was lost waits for Redis to say whether it was
-#: applied, before it gives up (and reports the store unreachable).
+#: Seconds a write whose answer was lost waits (in a thread) for Redis to say whether it
+#: was applied, before a subscribe's gives up (the store unreachable) and a drain's is
+#: taken as made (its batch handed out; the listener thread makes sure of it later).
 SETTLE_TIMEOUT = 60.0
 #: Seconds `close` lets the cursors written behind deliveries reach Redis.
 CLOSE_WRITES = 2.0
-#: Seconds a poll of a client whose push channel's cursors are being written (in this
-#: worker) waits for them before it answers.
+#: Seconds a poll on the event loop waits for its client's cursors to be written (by a
+#: push channel's drains, or its own write whose answer was lost) before it answers
+#: anyway (the write is made once Redis answers: nothing it moved is lost).
 POLL_SETTLE = 5.0
 
 
@@ -327,6 +329,9 @@ class SharedBroker(Broker):
         self._feed: Feed | None = None
         self._writeback: WriteBack | None = None  # with the feed: push channels' cursors, written behind
         self._records: OrderedDict[str, tuple[bytes, _Record]] = OrderedDict()
+        # Drains' writes taken as made after SETTLE_TIMEOUT (`_settle`): client id ->
+        # (the write's token, the record's base, the record written); one per client.
+        self._unsure: dict[str, tuple[str, bytes, _Record]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         _brokers.add(self)
 
@@ -462,10 +467,12 @@ class SharedBroker(Broker):
             return None, None
         return raw, record
 
-    def _write(self, client_id: str, raw: bytes | None, record: _Record | None) -> bool:
+    def _write(self, client_id: str, raw: bytes | None, record: _Record | None, *, keep: bool = False) -> bool:
         """Compare-and-set the client's record (None: delete it); whether it was written.
         On Redis, a write whose answer was lost is settled: this waits until Redis says,
-        by the token the record carries, whether it was applied."""
+        by the token the record carries, whether it was applied. `keep` (a drain's write,
+        whose batch is handed out when this says True): past `SETTLE_TIMEOUT` the write
+        is taken as made and the listener thread settles it once Redis answers."""
         with self._lock:
             self._records.pop(client_id, None)
         if record is None:
@@ -477,11 +484,12 @@ class SharedBroker(Broker):
         except StoreError as e:
             if not self.remote:
                 raise
-            return self._settle(client_id, token, e)
+            return self._settle(client_id, token, e, (raw, record) if keep and raw is not None else None)
 
-    def _settle(self, client_id: str, token: str, error: StoreError) -> bool:
+    def _settle(self, client_id: str, token: str, error: StoreError, keep: tuple[bytes, _Record] | None = None) -> bool:
         """Whether a write of `token` whose answer was lost was applied: read the record
-        until Redis answers (`SETTLE_TIMEOUT` at most: then `error`)."""
+        until Redis answers (`SETTLE_TIMEOUT` at most: then `error`, or with `keep`, the
+        write from its base to its record, True: `_repair` makes sure of it later)."""
         deadline = time.monotonic() + SETTLE_TIMEOUT
         backoff = 0.05
         while True:
@@ -489,9 +497,36 @@ class SharedBroker(Broker):
                 return bool(_applied(self.store.get(CLIENT + client_id), token))
             except StoreError:
                 if self._closing or time.monotonic() > deadline:
-                    raise error from None
+                    if keep is None or self._closing:
+                        raise error from None
+                    log.warning("client %s: Redis has been away %g s: its batch is handed out, its cursors written once Redis is back", client_id, SETTLE_TIMEOUT)
+                    with self._lock:
+                        self._unsure[client_id] = (token, keep[0], keep[1])
+                    self._start_listener()
+                    return True
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 1.0)
+
+    def _repair(self) -> None:
+        """The listener's part of `_settle`: each write taken as made is looked up once
+        Redis answers; one it did not apply is made on the record Redis holds (merging:
+        a cursor another process moved stays as it left it)."""
+        with self._lock:
+            unsure = list(self._unsure.items())
+        for client_id, (token, base_raw, new) in unsure:
+            key = CLIENT + client_id
+            current = self.store.get(key)  # StoreError: Redis still away, try again later
+            with self._lock:
+                self._unsure.pop(client_id, None)
+            for _ in range(RETRIES):
+                if current is None or _applied(current, token):
+                    break
+                record = _decode_client(current)
+                value = amf3.encode(_stamped(merged(record, _decode_client(base_raw), new), _token()))
+                if self.store.cas(key, current, value, self.client_timeout):
+                    self._signal(client_id)
+                    break
+                current = self.store.get(key)
 
     async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A store operation from the event loop: in place on shared memory (microseconds),
@@ -682,7 +717,7 @@ class SharedBroker(Broker):
                     consumers[cid][1] = cursor
                     consumers[cid][3] = 0
                 record["t"] = self._clock()
-                if not self._write(client_id, raw, record):
+                if not self._write(client_id, raw, record, keep=True):
                     continue
             return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
         raise StoreError(f"client {client_id!r} changed too often to drain")
@@ -847,18 +882,28 @@ class SharedBroker(Broker):
         with self._lock:
             if self._listener is not None:
                 return
-            self._tracked.setdefault(CONTROL, self.store.head(CONTROL))
+            with contextlib.suppress(StoreError):  # Redis away: the thread looks once it is back
+                self._tracked.setdefault(CONTROL, self.store.head(CONTROL))
             self._listener = threading.Thread(target=self._listen, name="amfkit-broker-listener", daemon=True)
             self._listener.start()
 
     def _listen(self) -> None:
         store = self.store
-        bell = store.bell()
+        bell: int | None = None  # read once Redis answers (it may be away now)
         while not self._closing:
             try:
+                if bell is None:
+                    bell = store.bell()
+                    self._scan()  # what came before this look
                 bell = store.wait(bell, LISTEN_TIMEOUT)
                 if self._closing:
                     break
+                if CONTROL not in self._tracked:
+                    head = store.head(CONTROL)
+                    with self._lock:
+                        self._tracked.setdefault(CONTROL, head)
+                if self._unsure:
+                    self._repair()
                 self._scan()
                 if self._clock() - self._last_sweep > max(1.0, self.client_timeout / 10):
                     self.sweep()
@@ -1120,7 +1165,9 @@ class SharedBroker(Broker):
         compare-and-set, pipelined with the other clients' drained at the same moment.
 
         For a poll, the deliveries are returned once Redis said the cursors moved: a
-        write whose answer was lost is settled first (`_asettle`), never dropped. For a
+        write whose answer was lost is settled first (by `WriteBack.unsure`: the batch
+        goes out after `POLL_SETTLE` at the latest, the write is made sure of once
+        Redis answers), never dropped. For a
         push channel held here (`pushing`), they are returned at once and the cursors
         written behind them (`WriteBack`: repaired, never dropped, if that fails); a
         poll of a client with cursors still being written builds on those and waits
@@ -1202,11 +1249,18 @@ class SharedBroker(Broker):
             value = amf3.encode(new)
             try:
                 written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
-            except Uncertain as e:
-                settled = await self._asettle(feed, client_id, token, e)
-                if settled is None:
-                    return None
-                written = settled
+            except Uncertain:
+                # Redis may have applied it: the WriteBack finds out once Redis answers
+                # (by the token), and makes the write if not. The batch goes out once
+                # that is known, or after POLL_SETTLE at the latest: nothing is lost.
+                assert writeback is not None
+                writeback.unsure(client_id, raw, record, new, token)
+                try:
+                    await writeback.settled(client_id, POLL_SETTLE)
+                except asyncio.CancelledError:  # the poll went away: its batch comes again
+                    writeback.withdraw(client_id)
+                    raise
+                return batch
             if not written:
                 with self._lock:
                     self._records.pop(client_id, None)
@@ -1214,22 +1268,6 @@ class SharedBroker(Broker):
             self._keep(client_id, value, new)
             return batch
         raise StoreError(f"client {client_id!r} changed too often to drain")
-
-    async def _asettle(self, feed: Feed, client_id: str, token: str, error: StoreError) -> bool | None:
-        """`_settle` on the feed: whether the write of `token` was applied (None: the
-        client has no record any more)."""
-        with self._lock:
-            self._records.pop(client_id, None)
-        deadline = time.monotonic() + SETTLE_TIMEOUT
-        backoff = 0.05
-        while True:
-            try:
-                return _applied(await feed.get(CLIENT + client_id), token)
-            except StoreError:
-                if self._closing or feed.closed or time.monotonic() > deadline:
-                    raise error from None
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
 
     async def _atouch(self, feed: Feed, client_id: str, now: float) -> None:
         """`touch` on the feed (a task of its own: nobody waits for it)."""

@@ -69,13 +69,16 @@ def _decoded(raw: bytes) -> _Record | None:
 
 
 class _Client:
-    __slots__ = ("base_raw", "base", "local", "dirty", "task", "waiters")
+    __slots__ = ("base_raw", "base", "local", "dirty", "unsure", "task", "waiters")
 
     def __init__(self, base_raw: bytes, base: _Record, local: _Record) -> None:
         self.base_raw = base_raw
         self.base = base
         self.local = local
         self.dirty = True
+        #: The token and record of a write sent by someone else (a poll's drain) whose
+        #: answer was lost: whether Redis applied it is found out first.
+        self.unsure: tuple[str, _Record] | None = None
         self.task: asyncio.Task[None] | None = None
         self.waiters: list[asyncio.Future[None]] = []
 
@@ -124,6 +127,26 @@ class WriteBack:
         if state.task is None:
             state.task = self.feed.loop.create_task(self._write(client_id, state), name=f"amfkit-writeback-{client_id}")
 
+    def unsure(self, client_id: str, base_raw: bytes, base: _Record, local: _Record, token: str) -> None:
+        """A write of the client's record from `base` to `local` (carrying `token`) went
+        to Redis and its answer was lost (a poll's drain, which hands its batch out once
+        this is settled): find out once Redis answers whether it was applied, and write
+        it if not (without a time limit: nothing it moved is lost)."""
+        state = self._clients.get(client_id)
+        if state is not None:  # pending here already: what was handed out is in `local`
+            return
+        state = self._clients[client_id] = _Client(base_raw, base, local)
+        state.dirty, state.unsure = False, (token, local)
+        state.task = self.feed.loop.create_task(self._write(client_id, state), name=f"amfkit-writeback-{client_id}")
+
+    def withdraw(self, client_id: str) -> None:
+        """The poll whose write `unsure` took went away (cancelled) before it handed its
+        batch out: unless that write is settled already, the cursors go back to where
+        `base` had them, whether Redis applied it or not (its batch comes again)."""
+        state = self._clients.get(client_id)
+        if state is not None and state.unsure is not None:
+            state.local = state.base
+
     async def settled(self, client_id: str, timeout: float) -> None:
         """Wait up to `timeout` seconds until the client's record is written."""
         state = self._clients.get(client_id)
@@ -162,6 +185,8 @@ class WriteBack:
 
     async def _writes(self, client_id: str, state: _Client) -> None:
         feed, key = self.feed, self._key(client_id)
+        if state.unsure is not None and not await self._reconcile(client_id, state, *state.unsure):
+            return
         while state.dirty:
             state.dirty = False
             token = os.urandom(4).hex()
@@ -176,19 +201,28 @@ class WriteBack:
             if ok:
                 state.base_raw, state.base = value, target
                 continue
-            current = await self._read(key)
-            record = _decoded(current) if current is not None else None
-            if current is None or record is None:  # disconnected, expired (or damaged): nothing to write
-                self._gone(client_id)
-                state.dirty = False
+            if not await self._reconcile(client_id, state, token if ok is None else None, target):
                 return
-            if ok is None and isinstance(record.get("w"), list) and token in record["w"]:
-                state.base_raw, state.base = current, record  # it was applied
-                continue
-            state.local = merged(record, state.base, state.local)
-            state.base_raw, state.base = current, record
-            state.dirty = True
         self._written(client_id, state.base_raw, state.base)
+
+    async def _reconcile(self, client_id: str, state: _Client, token: str | None, sent: _Record) -> bool:
+        """After a write of `sent` that failed (`token` None) or whose answer was lost:
+        look at the record in Redis once it answers. A write found applied (its token
+        there) is done: what this worker moved since goes onto Redis's record; else what
+        it moved since `base` does. Either is written next when it moves a cursor.
+        False when the client has no record any more (nothing to write)."""
+        current = await self._read(self._key(client_id))
+        record = _decoded(current) if current is not None else None
+        if current is None or record is None:  # disconnected, expired (or damaged)
+            self._gone(client_id)
+            state.dirty = False
+            return False
+        applied = token is not None and isinstance(record.get("w"), list) and token in record["w"]
+        state.local = merged(record, sent if applied else state.base, state.local)
+        state.base_raw, state.base = current, record
+        state.unsure = None
+        state.dirty = any(int(entry[1]) != int(record["n"][c][1]) for c, entry in state.local["n"].items())
+        return True
 
     async def _read(self, key: str) -> bytes | None:
         """The record in Redis, once Redis answers (retried while it is away)."""
