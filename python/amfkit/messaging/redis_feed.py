@@ -223,6 +223,8 @@ class Feed:
                 if self.down:
                     await self._heads_after_outage()
                 reply = await _redis(self.client.xread(streams, count=READ_COUNT, block=BLOCK_MS))
+                if reply:
+                    reply = await self._read_more(streams, reply)
             except asyncio.CancelledError:
                 raise
             except (*self._errors, *self._redis_errors) as e:
@@ -240,6 +242,23 @@ class Feed:
                 self._on_state(True)
             for key, entries in reply or ():
                 self._got(key, entries)
+
+    async def _read_more(self, streams: dict[Any, Any], reply: list[Any]) -> list[Any]:
+        """Redis answers a blocked XREAD at the first append to one of its logs, with that
+        record alone; the appends sent with it (a publisher's burst, in one pipeline) are
+        there by then: read them too (no block), so that they wake the clients together
+        (one answer of a parked poll for the burst, not one for its first record and
+        another, after the clients' next round, for the rest)."""
+        got: dict[Any, list[Any]] = {}
+        after = dict(streams)
+        for key, entries in reply:
+            got[key] = list(entries)
+            if entries:
+                after[key.decode("utf-8", "surrogatepass") if isinstance(key, bytes) else key] = entries[-1][0]
+        more = await _redis(self.client.xread(after, count=READ_COUNT))
+        for key, entries in more or ():
+            got.setdefault(key, []).extend(entries)
+        return list(got.items())
 
     def _got(self, key: bytes, entries: list[Any]) -> None:
         if key == self._wake_key.encode("utf-8", "surrogatepass"):
