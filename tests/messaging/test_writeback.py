@@ -146,6 +146,34 @@ def test_a_resume_that_made_the_write_fail_wins(store: str) -> None:
         asyncio.run(other.close())
 
 
+def test_a_resume_to_where_redis_still_has_the_cursor_wins_over_the_write_behind(store: str) -> None:
+    # The client came back (elsewhere) saying it got nothing of what this worker just
+    # handed out, before this worker's write behind reached Redis: the resume puts the
+    # cursor where Redis still has it, which looks unmoved; its token says a resume came.
+    worker, other = Broker.open(store), Broker.open(store)
+
+    async def main() -> None:
+        start = await worker.add_subscription("c", "k", "prices")
+        for i in range(3):
+            await worker.apublish("prices", i)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        got: list[Any] = []
+        while len(got) < 3:  # a push channel's drains (what finds nothing writes nothing)
+            got += bodies(await worker.receive("c", pushing=True))
+            assert loop.time() < deadline, "nothing came"
+        other.resume_now("c", {"k": start})  # before the write behind runs: no await since
+        await until(lambda: worker._writeback is not None and not len(worker._writeback))
+        assert cursor_in_redis(worker, "c", "k") == start
+        assert bodies(await other.receive("c")) == [0, 1, 2]
+
+    try:
+        asyncio.run(main())
+    finally:
+        asyncio.run(worker.close())
+        asyncio.run(other.close())
+
+
 def test_a_write_that_finds_redis_away_is_made_once_it_is_back(store: str, redis_server: Any) -> None:
     worker = Broker.open(store)
 

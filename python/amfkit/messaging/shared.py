@@ -42,7 +42,7 @@ from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
 from .logstore import LogStore, StoreError
 from .redis_feed import Uncertain
-from .writeback import WriteBack, merged
+from .writeback import RESUMED, WriteBack, merged
 from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
@@ -246,9 +246,12 @@ def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
 
-def _token() -> str:
-    """A write's token: 8 hex digits, unique enough among one client's last writes."""
-    return os.urandom(4).hex()
+def _token(resume: bool = False) -> str:
+    """A write's token: 8 hex digits, unique enough among one client's last writes; a
+    resume's (a write that puts cursors where a client says it got to) starts with
+    `RESUMED` instead of its first digit (`amfkit.messaging.writeback.merged` reads it)."""
+    token = os.urandom(4).hex()
+    return RESUMED + token[1:] if resume else token
 
 
 def _stamped(record: _Record, token: str) -> _Record:
@@ -467,17 +470,18 @@ class SharedBroker(Broker):
             return None, None
         return raw, record
 
-    def _write(self, client_id: str, raw: bytes | None, record: _Record | None, *, keep: bool = False) -> bool:
+    def _write(self, client_id: str, raw: bytes | None, record: _Record | None, *, keep: bool = False, resume: bool = False) -> bool:
         """Compare-and-set the client's record (None: delete it); whether it was written.
         On Redis, a write whose answer was lost is settled: this waits until Redis says,
-        by the token the record carries, whether it was applied. `keep` (a drain's write,
+        by the token the record carries, whether it was applied (`resume`: a resume's
+        token). `keep` (a drain's write,
         whose batch is handed out when this says True): past `SETTLE_TIMEOUT` the write
         is taken as made and the listener thread settles it once Redis answers."""
         with self._lock:
             self._records.pop(client_id, None)
         if record is None:
             return self.store.cas(CLIENT + client_id, raw, None, self.client_timeout)
-        token = _token()
+        token = _token(resume)
         value = amf3.encode(_stamped(record, token))
         try:
             return self.store.cas(CLIENT + client_id, raw, value, self.client_timeout)
@@ -539,6 +543,8 @@ class SharedBroker(Broker):
         self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None
     ) -> int:
         position: int = await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription, after=after)
+        if after is not None:
+            self._let_go_here(client_id)
         return position
 
     def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None) -> int:
@@ -575,7 +581,7 @@ class SharedBroker(Broker):
             consumers[consumer_id] = entry
             record["t"] = self._clock()
             try:
-                if not self._write(client_id, raw, record):
+                if not self._write(client_id, raw, record, resume=after is not None):
                     continue
                 self.store.put(CONSUMER + consumer_id, amf3.encode([client_id, destination]), self.client_timeout)
             except StoreError as e:
@@ -592,6 +598,14 @@ class SharedBroker(Broker):
 
     async def resume(self, client_id: str, positions: Mapping[str, int]) -> None:
         await self._run(self.resume_now, client_id, positions)
+        self._let_go_here(client_id)
+
+    def _let_go_here(self, client_id: str) -> None:
+        """After a resume's (or a disconnect's) write: this worker's push channels stop
+        building on the cursors they moved (`WriteBack.resumed`; on the feed's event
+        loop only)."""
+        if self._writeback is not None and self._feed_here() is not None:
+            self._writeback.resumed(client_id)
 
     def resume_now(self, client_id: str, positions: Mapping[str, int]) -> None:
         """`resume`, synchronously."""
@@ -600,19 +614,20 @@ class SharedBroker(Broker):
             if record is None:
                 return
             consumers: dict[str, Any] = record["n"]
-            changed = False
+            known = False
             for consumer_id, position in positions.items():
                 entry = consumers.get(consumer_id)
                 if entry is None:
                     continue
                 # Past the head: the log restarted (Redis lost its data).
-                cursor = min(int(position), self.store.head(LOG + entry[0]))
-                if cursor != entry[1]:
-                    entry[1], changed = cursor, True
-            if not changed:
+                entry[1], known = min(int(position), self.store.head(LOG + entry[0])), True
+            if not known:
                 return
+            # Written even when no cursor moves: a drain's cursors still being written
+            # behind (in another worker, or this one) must not land on it (its token says
+            # a resume came: `writeback.merged`).
             record["t"] = self._clock()
-            if self._write(client_id, raw, record):
+            if self._write(client_id, raw, record, resume=True):
                 self._signal(client_id)
                 return
         raise StoreError(f"client {client_id!r} changed too often to resume")
@@ -865,6 +880,12 @@ class SharedBroker(Broker):
 
     async def disconnect(self, client_id: str) -> None:
         await self._run(self.disconnect_now, client_id)
+        # What this worker holds of the client goes too (a write behind its last drain
+        # may have cached the record again meanwhile): a channel that takes the client
+        # over next (a socket back from a lost one) finds it gone, and pushes nothing
+        # until it subscribes again.
+        self._dropped(client_id)
+        self._let_go_here(client_id)
 
     def disconnect_now(self, client_id: str) -> None:
         """`disconnect`, synchronously."""

@@ -33,12 +33,15 @@ from .logstore import StoreError
 if TYPE_CHECKING:
     from .redis_feed import Feed
 
-__all__ = ["WriteBack", "merged"]
+__all__ = ["RESUMED", "WriteBack", "merged"]
 
 log = logging.getLogger("amfkit.messaging")
 
 #: The tokens of its last writes a client record keeps (`amfkit.messaging.shared.TOKENS`).
 TOKENS = 16
+#: The first character of a resume's token (a write putting cursors where the client says
+#: it got to: `SharedBroker.resume_now`, a subscribe naming a position).
+RESUMED = "r"
 #: Seconds between attempts to read a record back while Redis is away.
 FIRST_BACKOFF = 0.05
 MAX_BACKOFF = 1.0
@@ -49,15 +52,28 @@ _Record = dict[str, Any]
 def merged(current: _Record, base: _Record, local: _Record) -> _Record:
     """Redis's record `current` with the cursors this worker moved from `base` to `local`
     (messages it handed out). A consumer whose cursor another process moved since `base`
-    keeps that one; consumers added or removed by another process stay so."""
+    keeps that one; consumers added or removed by another process stay so. After a resume
+    since `base` (its token among `current`'s), every cursor stays as Redis has it: the
+    client said where it got to (a cursor it put back where `base` had it looks
+    unmoved), and what this worker handed out may not have reached it."""
     out: dict[str, Any] = {}
     mine, was = local["n"], base["n"]
+    resumed = _resumed_since(current, base)
     for consumer_id, entry in current["n"].items():
         moved, before = mine.get(consumer_id), was.get(consumer_id)
-        if moved is not None and before is not None and entry[0] == moved[0] == before[0] and int(entry[1]) == int(before[1]):
+        if not resumed and moved is not None and before is not None and entry[0] == moved[0] == before[0] and int(entry[1]) == int(before[1]):
             entry = [entry[0], moved[1], entry[2], entry[3]]
         out[consumer_id] = entry
     return {"t": max(float(current.get("t", 0)), float(local.get("t", 0))), "n": out, "w": current.get("w")}
+
+
+def _resumed_since(current: _Record, base: _Record) -> bool:
+    """Whether a resume wrote `current` after `base` (a resume's token in `current` that
+    `base` does not have)."""
+    seen = base.get("w")
+    seen = set(seen) if isinstance(seen, list) else set()
+    tokens = current.get("w")
+    return isinstance(tokens, list) and any(isinstance(t, str) and t.startswith(RESUMED) and t not in seen for t in tokens)
 
 
 def _decoded(raw: bytes) -> _Record | None:
@@ -138,6 +154,12 @@ class WriteBack:
         state = self._clients[client_id] = _Client(base_raw, base, local)
         state.dirty, state.unsure = False, (token, local)
         state.task = self.feed.loop.create_task(self._write(client_id, state), name=f"amfkit-writeback-{client_id}")
+
+    def resumed(self, client_id: str) -> None:
+        """A resume of the client was written: the drains here no longer build on what
+        this worker moved (the write under way, if any, finds the resume's token and
+        leaves Redis's cursors as they are)."""
+        self._clients.pop(client_id, None)
 
     def withdraw(self, client_id: str) -> None:
         """The poll whose write `unsure` took went away (cancelled) before it handed its
