@@ -604,8 +604,15 @@ class SharedBroker(Broker):
         """After a resume's (or a disconnect's) write: this worker's push channels stop
         building on the cursors they moved (`WriteBack.resumed`; on the feed's event
         loop only)."""
-        if self._writeback is not None and self._feed_here() is not None:
-            self._writeback.resumed(client_id)
+        writeback, feed = self._writeback, self._feed
+        if writeback is None or feed is None or feed.closed:
+            return  # no feed (none made for this: a call on a loop of its own ends soon)
+        try:
+            here = asyncio.get_running_loop() is feed.loop
+        except RuntimeError:
+            here = False
+        if here:
+            writeback.resumed(client_id)
 
     def resume_now(self, client_id: str, positions: Mapping[str, int]) -> None:
         """`resume`, synchronously."""
