@@ -64,33 +64,43 @@ app = Gateway({{"Desk": Desk()}}, messaging=Messaging(["prices"], broker=URL), s
 """
 
 CONSUMERS = """
-import asyncio, json, sys
+import asyncio, json, logging, sys, time
 from amfkit.remoting import AsyncClient
 
 url, count, channel, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# What the clients' channels went through (amfkit.messaging.client, DEBUG), for a failure's report.
+logging.basicConfig(filename=out + ".log", level=logging.WARNING, format="%(created).3f %(message)s")
+logging.getLogger("amfkit.messaging.client").setLevel(logging.DEBUG)
 
 
-async def one(i, got, dropped, ready):
+async def one(i, got, dropped, seen, ready):
     async with AsyncClient(url, flex=True, timeout=30) as client:
         consumer = await client.consumer("prices", channel=channel, max_attempts=None)
+        logging.warning("consumer %d: client %s, consumer %s", i, client.dsid or consumer._hub._socket.dsid, consumer.id)
         ready.append(i)
         if len(ready) == count:
             print("ready", flush=True)
+        lost = 0
         while True:
             for r in await consumer.poll(timeout=1.0):
                 if r.body == "end":
                     dropped[i] = consumer.dropped
                     return
                 got[i].append(r.body)
+                seen[i].append(round(time.time(), 3))
+            if consumer.dropped != lost:
+                lost = consumer.dropped
+                logging.warning("consumer %d: %d dropped so far (after message %s)", i, lost, got[i][-1][0] if got[i] else None)
 
 
 async def main():
     got = [[] for _ in range(count)]
+    seen = [[] for _ in range(count)]
     dropped = [0] * count
     ready = []
-    await asyncio.gather(*(one(i, got, dropped, ready) for i in range(count)))
+    await asyncio.gather(*(one(i, got, dropped, seen, ready) for i in range(count)))
     with open(out, "w") as f:
-        json.dump({"got": got, "dropped": dropped}, f)
+        json.dump({"got": got, "dropped": dropped, "seen": seen}, f)
 
 
 asyncio.run(main())
@@ -115,7 +125,7 @@ for i in range(count):
         except StoreError:  # Redis away: not acknowledged, tried again
             time.sleep(0.05)
             continue
-        acked.append(body)
+        acked.append(body + [round(time.time(), 3)])
         break
     if i % 50 == 0:
         print("published", i, flush=True)
@@ -169,8 +179,10 @@ class Site:
 
     def serve(self, host: Host, workers: int = 1) -> str:
         argv = [sys.executable, "-m", "amfkit", "serve", "hostsapp:app", "--host", "0.0.0.0", "--port", str(PORT), "--workers", str(workers), "--log-level", "warning"]
+        shm = self.tmp / f"shm-{host.name}"  # the server's /dev/shm: nothing may stay there
+        shm.mkdir()
         with open(self.tmp / f"serve-{host.name}.log", "wb") as log:
-            self.servers[host.name] = host.popen(argv, cwd=self.tmp, env=self.env, stdout=log, stderr=log)
+            self.servers[host.name] = host.popen(argv, shm=str(shm), cwd=self.tmp, env=self.env, stdout=log, stderr=log)
         url = f"http://{host.ip}:{PORT}/gateway"
         _until(lambda: _pings(url), 60, f"amfkit serve on host {host.name}")
         return url
@@ -246,17 +258,45 @@ def _published(proc: subprocess.Popen[Any], at_least: int) -> None:
             return
 
 
-def _check(name: str, out: Path, acked: list[list[int]]) -> int:
+def _check(name: str, out: Path, acked: list[list[Any]], events: list[tuple[float, str]]) -> int:
     """Every consumer of a file got every acknowledged message once, in order, or was
-    told how many it lost; the number of consumers checked."""
+    told how many it lost; the number of consumers checked. A failure says when the
+    first missing message was acknowledged, what the test did around then, and what the
+    consumer's client went through (its channels' log)."""
     report = json.loads(out.read_text())
-    wanted = {tuple(b) for b in acked}
+    wanted = {tuple(b[:2]) for b in acked}
     for i, (got, dropped) in enumerate(zip(report["got"], report["dropped"])):
         bodies = [tuple(b) for b in got]
         assert bodies == sorted(set(bodies)), f"{name} consumer {i}: a message twice or out of order"
         missing = wanted - set(bodies)
-        assert len(missing) <= dropped, f"{name} consumer {i}: {len(missing)} acknowledged messages missing, {dropped} reported dropped: {_ranges(missing)}"
+        if len(missing) > dropped:
+            raise AssertionError(
+                f"{name} consumer {i}: {len(missing)} acknowledged messages missing, {dropped} reported dropped: {_ranges(missing)}\n"
+                + _story(out, i, missing, acked, report, events)
+            )
     return len(report["got"])
+
+
+def _story(out: Path, i: int, missing: set[tuple[Any, ...]], acked: list[list[Any]], report: dict[str, Any], events: list[tuple[float, str]]) -> str:
+    """A failing consumer's timeline: when its first missing message and the next one it
+    got were acknowledged, the test's events, and its client's log lines."""
+    when = {b[0]: b[2] for b in acked}
+    first = min(b[0] for b in missing)
+    got, seen = report["got"][i], report["seen"][i]
+    after = next(((b[0], t) for b, t in zip(got, seen) if b[0] > first), None)
+    lines = [f"first missing: message {first}, acknowledged at {when.get(first, 0):.3f}"]
+    if after is not None:
+        lines.append(f"next received: message {after[0]} (acknowledged at {when.get(after[0], 0):.3f}), received at {after[1]:.3f}")
+    path = Path(str(out) + ".log")
+    log = path.read_text(errors="replace").splitlines() if path.exists() else []
+    ids: set[str] = set()  # its client's and its consumer's ids, from "T consumer I: client X, consumer Y"
+    for line in log:
+        words = line.replace(",", "").split()
+        if words[1:3] == ["consumer", f"{i}:"] and words[3:4] == ["client"]:
+            ids.update((words[4], words[6]))
+    stamped = [f"{t:.3f} test: {what}" for t, what in events]
+    stamped += [line for line in log if f"consumer {i}:" in line or any(x in line for x in ids)]
+    return "\n".join(lines + sorted(stamped))
 
 
 def _ranges(bodies: set[tuple[int, ...]]) -> str:
@@ -277,7 +317,6 @@ def _worker_pids(proc: subprocess.Popen[Any]) -> list[int]:
 
 
 def _scenario(tmp_path: Path, python_env: dict[str, str], *, consumers: int, messages: int, rate: float, cut: float, kills: int, kill_worker: bool) -> None:
-    shm_before = set(os.listdir("/dev/shm"))
     with Hosts(["redis", "a", "b", "pub"]) as hosts:
         site = Site(hosts, tmp_path, python_env)
         site.start_redis()
@@ -298,36 +337,42 @@ def _scenario(tmp_path: Path, python_env: dict[str, str], *, consumers: int, mes
             ("b-websocket", *site.consumers(hosts["b"], max(1, consumers // 2), "websocket")),
         ]
         pub, acked_file = site.publisher(messages, rate)
+        events: list[tuple[float, str]] = []
         rng = random.Random(0x29)
         marks = sorted(rng.sample(range(messages // 10, messages * 8 // 10), kills + 2))
         # Host a cut off from everyone (Redis, the publisher, host b) for `cut` seconds.
         _published(pub, marks[0])
         hosts["a"].cut()
+        events.append((time.time(), "host a cut off"))
         time.sleep(cut)  # the outage itself: its length is what is tested
         hosts["a"].mend()
+        events.append((time.time(), "host a back"))
         if kill_worker:
             _published(pub, marks[1])
             victim = rng.choice(_worker_pids(site.servers["b"]))
             os.kill(victim, 9)
+            events.append((time.time(), f"worker {victim} of host b killed"))
         for mark in marks[2:]:
             _published(pub, mark)
             site.kill_redis()
+            events.append((time.time(), "redis killed"))
             time.sleep(rng.uniform(0.0, 0.3))
             site.start_redis()
+            events.append((time.time(), "redis answers again"))
         assert pub.wait(300) == 0, "the publisher failed"
         acked = json.loads(acked_file.read_text())
         assert len(acked) == messages
         checked = 0
         for name, proc, out in groups:
             assert proc.wait(120) == 0, f"the consumers {name} failed"
-            checked += _check(name, out, acked)
+            checked += _check(name, out, acked, events)
         assert checked == 2 * consumers + max(1, consumers // 2)
         for name in ("a", "b"):
             site.stop(name)
             log = (tmp_path / f"serve-{name}.log").read_text(errors="replace")
             assert "Traceback" not in log, f"host {name}'s server logged a traceback:\n{log[-3000:]}"
-    left = {n for n in set(os.listdir("/dev/shm")) - shm_before if n.startswith("amfkit.")}
-    assert not left, f"shared memory left behind: {left}"
+            left = os.listdir(tmp_path / f"shm-{name}")
+            assert not left, f"host {name}'s server left shared memory behind: {left}"
 
 
 def test_hosts_quick(tmp_path: Path, python_env: dict[str, str]) -> None:

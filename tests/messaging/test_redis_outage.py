@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from amfkit.messaging import Broker
+from amfkit import amf3
+from amfkit.messaging import Broker, shared
 from amfkit.messaging.redis_store import _CAS
 
 from cutproxy import CuttingProxy  # tests/support
@@ -58,6 +59,37 @@ def test_a_drain_whose_write_redis_applied_but_never_answered_delivers_its_batch
             got += [d.message.body for d in again.deliveries]
         assert got == [0, 1, 2, 3, 4]
     finally:
+        asyncio.run(broker.close())
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_drain_whose_answer_is_lost_while_redis_stays_away_past_the_settle_limit_loses_nothing(proxy: CuttingProxy, applied: bool, monkeypatch: Any, caplog: Any) -> None:
+    # A drain's write whose answer was lost, with Redis away longer than SETTLE_TIMEOUT:
+    # its batch is handed out, and once Redis answers the write is found made (applied)
+    # or made (not applied), so the next drain neither repeats nor skips anything.
+    monkeypatch.setattr(shared, "SETTLE_TIMEOUT", 0.5)
+    broker = Broker.open(f"redis://127.0.0.1:{proxy.port}/0?prefix=cut{os.getpid()}-{next(_names)}:&socket_timeout=0.3")
+    try:
+        start = asyncio.run(broker.add_subscription("c", "k", "prices"))
+        for i in range(5):
+            broker.publish("prices", i)
+        proxy.arm(CAS_SHA, apply=applied)
+        proxy.hold()  # the settle's reads find Redis away
+        assert [d.message.body for d in broker.drain("c").deliveries] == [0, 1, 2, 3, 4]
+        assert proxy.cut.is_set(), "the proxy did not cut the write: the test proves nothing"
+        assert "its batch is handed out" in caplog.text
+        assert broker._unsure, "the write was not left for the listener to settle"
+        proxy.release()
+        deadline = time.monotonic() + 20
+        while broker._unsure:
+            assert time.monotonic() < deadline, "the write was never settled"
+            time.sleep(0.02)
+        record = amf3.decode(broker.store.get("c:c"))
+        assert int(record["n"]["k"][1]) == start + 5
+        broker.publish("prices", 5)
+        assert [d.message.body for d in broker.drain("c").deliveries] == [5]
+    finally:
+        proxy.release()
         asyncio.run(broker.close())
 
 
@@ -220,3 +252,34 @@ def test_a_stream_opened_while_redis_is_down_on_a_worker_that_did_not_see_the_pi
     stream = StreamClient(url, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F")
     assert stream.status == 400  # Redis says: never pinged
     stream.close()
+
+
+def test_a_worker_starts_while_redis_is_down_and_serves_once_it_is_back(redis_server: Any, python_exe: str, python_env: dict[str, str], tmp_path: Any) -> None:
+    # A supervisor restarting a dead worker while Redis restarts: the app's import opens
+    # the store without reaching Redis; until Redis is back the worker answers what needs
+    # it with Server.Processing.Unavailable, then serves as ever.
+    from amfkit.remoting import messages as m
+
+    from messaging_util import Op, command, post
+    from servers import serve_cli
+
+    store = f"{redis_server.url}?prefix=lazy{os.getpid()}-{next(_names)}:"
+    (tmp_path / "lazyapp.py").write_text(
+        "from amfkit.messaging import Messaging\n"
+        "from amfkit.remoting import Gateway\n"
+        f"app = Gateway({{}}, messaging=Messaging(['prices'], broker={store!r}), session_store={store!r})\n"
+    )
+    redis_server.stop()
+    try:
+        with serve_cli(python_exe, python_env, tmp_path, "lazyapp:app", ready=lambda url: post(url, command(Op.CLIENT_PING))) as url:
+            (fault,) = post(url, command(Op.CLIENT_PING))
+            assert type(fault) is m.ErrorMessage and fault.faultCode == "Server.Processing.Unavailable", fault
+            (fault,) = post(url, command(Op.SUBSCRIBE, "6F3C1E52-0B7A-4C2D-9E41-3A5B6C7D8E9F", "prices"))
+            assert type(fault) is m.ErrorMessage and fault.faultCode == "Server.Processing.Unavailable", fault
+            redis_server.start()
+            (ack,) = post(url, command(Op.CLIENT_PING))
+            dsid = ack.headers["DSId"]
+            (ack,) = post(url, command(Op.SUBSCRIBE, dsid, "prices"))
+            assert type(ack) is m.AcknowledgeMessage, ack
+    finally:
+        redis_server.start()

@@ -299,6 +299,48 @@ def test_a_reader_that_falls_behind_is_told_how_many_it_lost(shared_url: str) ->
         run(broker.close())
 
 
+@ALL
+def test_a_consumer_back_from_a_lost_channel_goes_on_after_the_position_it_names(shared_url: str) -> None:
+    # A drain moves the cursor before its batch reaches the client: a batch lost on its
+    # way comes again when the consumer says the last position it received.
+    log_option = "&ring_records=16" if shared_url.startswith("shm") else "&log_records=16"
+    broker = MemoryBroker() if shared_url == "memory" else Broker.open(shared_url + log_option)
+    try:
+        start = run(broker.add_subscription("c", "k", "prices"))
+        for i in range(5):
+            broker.publish(msg(body=i))
+        batch = run(broker.receive("c"))
+        assert [d.message.body for d in batch.deliveries] == [0, 1, 2, 3, 4]
+        if shared_url == "memory":  # no log, no positions: `after` changes nothing
+            assert start is None and {d.message.position for d in batch.deliveries} == {0}
+            assert run(broker.add_subscription("c", "k", "prices", after=1)) is None
+            run(broker.resume("c", {"k": 1}))
+            assert drained(broker, "c") == []
+            return
+        positions = [d.message.position for d in batch.deliveries]
+        assert positions == list(range(start + 1, start + 6))
+        assert run(broker.add_subscription("c", "k", "prices", after=positions[0])) == positions[0]
+        assert drained(broker, "c") == [("k", 1), ("k", 2), ("k", 3), ("k", 4)]
+        run(broker.resume("c", {"k": positions[2], "unknown": 0}))  # a socket's ping does the same
+        assert drained(broker, "c") == [("k", 3), ("k", 4)]
+        # Past what the log holds: the rest, and how many are gone; past its head: the head.
+        for i in range(5, 30):
+            broker.publish(msg(body=i))
+        run(broker.add_subscription("c", "k", "prices", after=positions[4]))
+        batch = run(broker.receive("c"))
+        assert [d.message.body for d in batch.deliveries] == list(range(14, 30)) and batch.dropped == {"k": 9}
+        assert run(broker.add_subscription("c", "k", "prices", after=10**9)) == start + 30
+        # A consumer the broker forgot is made again at the position it names.
+        run(broker.disconnect("c"))
+        broker.publish(msg(body=30))
+        assert run(broker.add_subscription("c", "k", "prices", after=start + 29)) == start + 29
+        assert drained(broker, "c") == [("k", 29), ("k", 30)]
+        with pytest.raises(ValueError):
+            run(broker.add_subscription("c", "k", "prices", after=-1))
+    finally:
+        run(broker.close())
+
+
 # --- the API of processes outside a gateway -------------------------------------------------
 
 

@@ -2,10 +2,13 @@
 pattern, the next request holding it reaches the server and is carried out there, and
 the connection is cut before the server's answer reaches the client. What a client
 sees when the server (or the network) goes away between applying a write and
-answering it.
+answering it. Armed with a pattern of the answers (`arm_answer`), the next bytes from
+the server holding it are dropped and their connection cut: what a client sees when a
+server dies after writing to its socket, before the bytes arrived.
 
     proxy = CuttingProxy(redis_server.host, redis_server.port)
     proxy.arm(b"EVALSHA")       # the next request holding it: applied, never answered
+    proxy.arm(b"EVALSHA", apply=False)  # ... cut before it reaches the server
     ...
     assert proxy.cut.wait(5)
     proxy.close()
@@ -43,16 +46,35 @@ class CuttingProxy:
         self.port = int(self._listener.getsockname()[1])
         self._lock = threading.Lock()
         self._pattern: bytes | None = None
+        self._answer: bytes | None = None
+        self._apply = True
         self._pairs: list[_Pair] = []
         self.cut = threading.Event()
+        self._open = threading.Event()  # cleared: new connections wait (`hold`)
+        self._open.set()
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, pattern: bytes) -> None:
-        """Cut the connection of the next request holding `pattern`, once it was sent on."""
+    def arm(self, pattern: bytes, *, apply: bool = True) -> None:
+        """Cut the connection of the next request holding `pattern`, once it was sent on
+        (`apply=False`: before, so the server never sees it)."""
         with self._lock:
             self.cut.clear()
             self._pattern = pattern
+            self._apply = apply
+
+    def arm_answer(self, pattern: bytes) -> None:
+        """Drop the next bytes from the server holding `pattern`, and cut their connection."""
+        with self._lock:
+            self.cut.clear()
+            self._answer = pattern
+
+    def hold(self) -> None:
+        """New connections wait, accepted but not relayed, until `release`."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
 
     def _accept(self) -> None:
         while not self._closed:
@@ -60,6 +82,7 @@ class CuttingProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            self._open.wait()
             try:
                 server = socket.create_connection(self.target)
             except OSError:
@@ -79,9 +102,15 @@ class CuttingProxy:
                 if not data:
                     break
                 with self._lock:
+                    drop = False
                     if self._pattern is not None and self._pattern in data:
                         self._pattern = None
                         pair.cutting = True  # before the server can answer
+                        drop = not self._apply
+                if drop:
+                    pair.close()
+                    self.cut.set()
+                    return
                 pair.server.sendall(data)
         except OSError:
             pass
@@ -94,6 +123,10 @@ class CuttingProxy:
                 data = pair.server.recv(65536)
                 if not data:
                     break
+                with self._lock:
+                    if self._answer is not None and self._answer in data:
+                        self._answer = None
+                        pair.cutting = True
                 if pair.cutting:
                     pair.close()
                     self.cut.set()
@@ -102,6 +135,14 @@ class CuttingProxy:
         except OSError:
             pass
         pair.close()
+
+    def cut_now(self) -> None:
+        """Cut every connection open now (new ones are relayed as before)."""
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for pair in pairs:
+            pair.close()
+        self.cut.set()
 
     def close(self) -> None:
         self._closed = True

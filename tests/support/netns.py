@@ -52,8 +52,13 @@ class Host:
         self.veth = f"v{hosts.tag}{index}"  # the root namespace's end, on the bridge
         self.procs: list[subprocess.Popen[Any]] = []
 
-    def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[Any]:
-        """A process on this host (`ip netns exec`), killed when the hosts go."""
+    def popen(self, argv: list[str], *, shm: str | None = None, **options: Any) -> subprocess.Popen[Any]:
+        """A process on this host (`ip netns exec`), killed when the hosts go. `shm`: a
+        directory that is the process's /dev/shm (bound over it in the mount namespace
+        `ip netns exec` makes), so that what it leaves there is told apart from what
+        other programs on the machine make."""
+        if shm is not None:
+            argv = ["sh", "-c", 'mount --bind "$0" /dev/shm && exec "$@"', shm, *argv]
         proc = subprocess.Popen([self.hosts.ip, "netns", "exec", self.netns, *argv], **options)
         self.procs.append(proc)
         return proc

@@ -50,6 +50,9 @@ class Message:
     `headers` are what selectors read and what the copies carry; `subtopics` are the
     message's subtopics (none, one, or several for a MultiTopicProducer); `timestamp` is
     in milliseconds since 1970 and `time_to_live` in milliseconds (0: never expires).
+    `position` is its number in its destination's log on a shared broker (from 1; 0 on
+    `memory://`, which keeps no log): a copy carries it, and a Consumer resubscribing
+    after a lost channel says the last one it received (`add_subscription(after=...)`).
     """
 
     destination: str
@@ -60,6 +63,7 @@ class Message:
     timestamp: int = field(default_factory=now_ms)
     time_to_live: int = 0
     correlation_id: str | None = None
+    position: int = 0
 
     def expired(self, now: int) -> bool:
         """Whether the message's time to live has passed at `now` (milliseconds)."""
@@ -178,12 +182,21 @@ class Broker(abc.ABC):
     # --- subscriptions ---------------------------------------------------------------
 
     @abc.abstractmethod
-    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+    async def add_subscription(
+        self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None
+    ) -> int | None:
         """Add a subscription for a consumer of a client (again: no change). A consumer
         id held by another client raises `DuplicateSubscription`; one held by the same
         client for another destination moves there (its old subscriptions go). Past the
         backend's limits: `SubscriptionLimit`; a selector that does not compile:
-        `SelectorError`."""
+        `SelectorError`.
+
+        `after` (a consumer resubscribing after it lost its channel) is the position of
+        the last message it received: delivery goes on after it, whatever the consumer's
+        cursor said (what it missed comes again, or is counted lost when the log no
+        longer holds it). Returns the position delivery goes on after (a consumer's first
+        subscribe: the log's newest), or None on a broker without positions (`memory://`,
+        which ignores `after`)."""
 
     @abc.abstractmethod
     async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
@@ -249,10 +262,15 @@ class Broker(abc.ABC):
         return QueueSubscriber(self, destination, _subscription(subtopic, selector))
 
     @abc.abstractmethod
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         """Drain the client's queue (only `consumer_id`'s deliveries when given; at most
         `limit`), dropping expired messages. None when the client (or that consumer of
-        it) has neither subscriptions nor queued messages: it is unknown here."""
+        it) has neither subscriptions nor queued messages: it is unknown here.
+
+        `pushing`: the caller is a channel of the client held in this process (a stream,
+        a WebSocket, a parked long-poll), which writes the batch at once; a shared broker
+        may then hand it out before the client's cursors reach its store (`redis://`
+        writes them behind, and repairs a write that fails)."""
 
     @abc.abstractmethod
     async def wait(self, client_id: str, timeout: float) -> bool:
@@ -284,6 +302,13 @@ class Broker(abc.ABC):
     @abc.abstractmethod
     async def disconnect(self, client_id: str) -> None:
         """Forget the client: its consumers, subscriptions and queue; wake its waiters."""
+
+    async def resume(self, client_id: str, positions: Mapping[str, int]) -> None:
+        """A client back on a new channel: each of its consumers named in `positions`
+        goes on after the position given, the last message it received (what it missed
+        comes again, or is counted lost when the log no longer holds it). A consumer the
+        client no longer has is left alone (its resubscribe makes it again, with
+        `add_subscription(after=...)`). Nothing on a broker without positions."""
 
     # --- upkeep ----------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("amfkit.messaging")
 
-__all__ = ["MESSAGES_DROPPED", "NOT_SUBSCRIBED", "UNAVAILABLE", "answer", "copy_for", "outgoing"]
+__all__ = ["MESSAGES_DROPPED", "NOT_SUBSCRIBED", "POSITION", "UNAVAILABLE", "answer", "copy_for", "outgoing"]
 
 #: MessageService.NOT_SUBSCRIBED_CODE.
 NOT_SUBSCRIBED = "Server.Processing.NotSubscribed"
@@ -58,6 +58,11 @@ MESSAGES_DROPPED = "Server.Processing.MessagesDropped"
 #: amfkit's own: the broker's shared store (Redis) cannot be reached, so nothing was
 #: done; the same request may be made again (a subscribe, a send, a Consumer's receive).
 UNAVAILABLE = "Server.Processing.Unavailable"
+#: amfkit's own header: on a copy pushed from a shared broker, the message's position in
+#: its destination's log; on a subscribe, the position of the last message the Consumer
+#: received (it resubscribes after losing its channel: delivery goes on after it); on the
+#: subscribe's acknowledgement, the position delivery goes on after.
+POSITION = "amfkitPosition"
 #: DSPollWait (ms) of a channel poll answered empty because the broker's store cannot
 #: be reached: the client polls again a little later, and loses nothing meanwhile.
 UNAVAILABLE_POLL_WAIT_MS = 1000
@@ -150,10 +155,25 @@ async def _subscribe(call: _Call) -> AsyncMessage:
     messaging.authorize(dest.may_subscribe(call.principal), call.principal)
     subscription = _subscription(dest, call.headers.get("DSSubtopic"), call.headers.get("DSSelector"))
     consumer_id = _agent_id(message.clientId)
-    await _add(call, consumer_id, dest, [subscription])
-    ack = call.ack()
+    position = await _add(call, consumer_id, dest, [subscription], _after(call, message.clientId))
+    ack = call.ack() if position is None else call.ack(**{POSITION: position})
     ack.clientId = consumer_id  # a new Consumer adopts it
     return ack
+
+
+def _after(call: _Call, consumer_id: Any) -> int | None:
+    """The position a resubscribing Consumer last received (its `POSITION` header),
+    which only a Consumer naming its own id may give."""
+    value = call.headers.get(POSITION)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # AMF3 sends integers past 2**28 as doubles
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > 2**53:
+        raise Fault(f"invalid header {POSITION}: a log position (an integer of 0 or more) was expected, found {shown(value)}", code="Server.Processing")
+    if consumer_id is None or consumer_id == "":
+        raise Fault(f"header {POSITION} needs the Consumer's own clientId (it resumes a subscription)", code="Server.Processing")
+    return value
 
 
 async def _unsubscribe(call: _Call) -> AsyncMessage:
@@ -179,25 +199,30 @@ async def _multi_subscribe(call: _Call) -> AsyncMessage:
     if adds:
         messaging.authorize(dest.may_subscribe(call.principal), call.principal)
     consumer_id = _agent_id(message.clientId)
-    await _add(call, consumer_id, dest, adds)
+    position = await _add(call, consumer_id, dest, adds, _after(call, message.clientId))
     for subscription in removes:
         await messaging.broker.remove_subscription(call.client_id, consumer_id, subscription)
-    ack = call.ack()
+    ack = call.ack() if position is None else call.ack(**{POSITION: position})
     ack.clientId = consumer_id
     return ack
 
 
-async def _add(call: _Call, consumer_id: str, dest: Destination, subscriptions: list[Subscription]) -> None:
+async def _add(call: _Call, consumer_id: str, dest: Destination, subscriptions: list[Subscription], after: int | None = None) -> int | None:
+    """Add the subscriptions (the first resumes after `after`); the position delivery
+    goes on after (None on a broker without positions)."""
     broker = call.messaging.broker
+    position = None
     try:
         for subscription in subscriptions:
-            await broker.add_subscription(call.client_id, consumer_id, dest.name, subscription)
+            position = await broker.add_subscription(call.client_id, consumer_id, dest.name, subscription, after=after)
+            after = None
         if subscriptions:
             call.messaging.clients.poke(call.client_id)  # a push channel waiting for it
     except DuplicateSubscription:  # SubscriptionManager, error 10559
         raise Fault(f"duplicate subscription: another client has already subscribed with the clientId {shown(consumer_id)}", code="Server.Processing") from None
     except SubscriptionLimit as e:
         raise Fault(str(e), code="Server.Processing") from None
+    return position
 
 
 def _subscription(dest: Destination, subtopic: Any, selector: Any) -> Subscription:
@@ -281,13 +306,16 @@ async def _channel_poll(call: _Call) -> AsyncMessage:
 async def _long_poll(call: _Call) -> AsyncMessage:
     messaging, client_id = call.messaging, call.client_id
     broker = messaging.broker
-    batch = await broker.receive(client_id)
-    if batch is None:  # FlexClient.throwNotSubscribedException, error 10028
-        raise Fault("the client has no active subscriptions", code=NOT_SUBSCRIBED)
     # A poll in a batch with other bodies is never parked (BlazeDS's DSSuppressPollWait),
     # nor one over a channel that pushes.
     request = call.request
     long = messaging.poll_wait > 0 and messaging.parking.max_per_client > 0 and not request.batched and not request.push
+    # A long-poll is the client's channel, held here: its answer is written at once, as
+    # a stream's frames are (a shared broker writes the cursors behind it; the client's
+    # next poll, on its keep-alive connection to this worker, builds on them).
+    batch = await broker.receive(client_id, pushing=long)
+    if batch is None:  # FlexClient.throwNotSubscribedException, error 10028
+        raise Fault("the client has no active subscriptions", code=NOT_SUBSCRIBED)
     hint = _hint(messaging, long)
     if batch or not long:
         return await _answer_batch(call, batch, hint)
@@ -316,7 +344,7 @@ async def _long_poll(call: _Call) -> AsyncMessage:
                 return call.sync(None, DSNoOpPoll=True)
             if messaging.closed:
                 return call.ack()
-            batch = await broker.receive(client_id)
+            batch = await broker.receive(client_id, pushing=True)
             if batch is None:  # disconnected or expired meanwhile: an empty answer
                 return call.ack()
             if batch:
@@ -371,7 +399,7 @@ def copy_for(delivery: Delivery, small: bool) -> AsyncMessage:
     copy.body = m.body
     copy.clientId = delivery.consumer_id
     copy.destination = m.destination
-    copy.headers = m.headers
+    copy.headers = {**m.headers, POSITION: m.position} if m.position else m.headers
     copy.messageId = m.message_id
     copy.timestamp = m.timestamp
     copy.timeToLive = m.time_to_live

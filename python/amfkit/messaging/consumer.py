@@ -58,6 +58,10 @@ POLL_INTERVAL = 1.0
 #: The fault code of the notice a server pushes when its queue bound dropped messages
 #: meant for a Consumer (amfkit.messaging.commands.MESSAGES_DROPPED).
 MESSAGES_DROPPED = "Server.Processing.MessagesDropped"
+#: The header of a copy pushed from a shared broker (`shm://`, `redis://`) holding its
+#: position in its destination's log; a Consumer resubscribing after a lost channel sends
+#: the last one it received (amfkit.messaging.commands.POSITION).
+POSITION = "amfkitPosition"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +72,9 @@ class Received:
     one it was sent to (its `DSSubtopic` header), or None; `timestamp` is the server's
     clock when it arrived there, in milliseconds since the epoch; `time_to_live` is in
     milliseconds (0: it never expires); `client_id` is the Consumer's id; `raw` is the
-    Flex message itself.
+    Flex message itself; `position` is its number in its destination's log on a server
+    with a shared broker (`shm://`, `redis://`: the `amfkitPosition` header, not among
+    `headers`), else None.
     """
 
     body: Any
@@ -81,11 +87,13 @@ class Received:
     time_to_live: int
     correlation_id: str | None
     raw: AsyncMessage = dataclasses.field(repr=False, compare=False)
+    position: int | None = None
 
     @classmethod
     def of(cls, message: AsyncMessage) -> Received:
         """The Received for a pushed Flex message; only text is taken for the ids."""
         headers = dict(message.headers) if isinstance(message.headers, Mapping) else {}
+        position = _position(headers.pop(POSITION, None))
         subtopic = headers.get("DSSubtopic")
         ttl = message.timeToLive
         stamp = message.timestamp
@@ -100,7 +108,16 @@ class Received:
             time_to_live=int(ttl) if _number(ttl) and ttl > 0 else 0,
             correlation_id=_text(getattr(message, "correlationId", None)),
             raw=message,
+            position=position,
         )
+
+
+def _position(value: Any) -> int | None:
+    """A log position from a header: a non-negative integer (AMF3 sends those past 2**28
+    as doubles), else None."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class MessagingFault(Fault):
@@ -211,6 +228,12 @@ class _ConsumerBase:
         self.max_attempts: int | None = max_attempts if reconnect else 0
         self.poll_interval = float(poll_interval)
         self._id: str | None = None
+        #: The position of the last message received (shared brokers): a resubscribe
+        #: resumes after it, and a copy at or before it (on its way before the resume) is
+        #: not taken twice.
+        self._position: int | None = None
+        #: How many times the Consumer was subscribed again after its channel was lost.
+        self.resumes = 0
         self._inbox = _Inbox(queue_size)
         self._server_dropped = 0
         self._closed = False
@@ -257,6 +280,11 @@ class _ConsumerBase:
             item: _Item = MessagingFault.from_message(message)
         elif isinstance(message, AsyncMessage):
             item = Received.of(message)
+            position = item.position
+            if position is not None:
+                if self._position is not None and position <= self._position:
+                    return  # delivered again after a resume: it came already
+                self._position = position
         else:  # pragma: no cover - the hub routes AsyncMessages only
             return
         self._put(item)
@@ -267,8 +295,16 @@ class _ConsumerBase:
     def _count_dropped(self, n: int) -> None:
         self._server_dropped += n
 
-    def _adopt(self, consumer_id: str) -> None:
+    def _adopt(self, consumer_id: str, ack: Any = None, sent: int | None = None) -> None:
+        """The id a subscribe's answer `ack` gave, and the position delivery goes on after
+        (its `amfkitPosition`): taken on a first subscribe, and on a resubscribe that sent
+        `sent` when it is before that (the server's log started over: Redis lost its
+        data). Otherwise the Consumer keeps its own (it may have received more since)."""
         self._id = consumer_id
+        headers = getattr(ack, "headers", None)
+        position = _position(headers.get(POSITION)) if isinstance(headers, Mapping) else None
+        if position is not None and (self._position is None or (sent is not None and position < sent)):
+            self._position = position
 
     def _end(self, error: BaseException | None = None) -> None:
         """Closed by the hub: unsubscribed, the client closed, or `error` (a lost
@@ -287,6 +323,15 @@ class _ConsumerBase:
         """The subscribe command: op 0, no clientId (the server assigns the id, even when
         resubscribing), DSSubtopic and DSSelector when set."""
         return CommandMessage(operation=Operation.SUBSCRIBE, destination=self.destination, clientId=None, headers=self._subscription_headers())
+
+    def _resubscribe_message(self) -> CommandMessage:
+        """The subscribe command of a Consumer that lost its channel: its own id (as Flex
+        resubscribes), and the position of the last message it received when the server
+        gives positions, so that delivery goes on after it."""
+        headers = self._subscription_headers()
+        if self._position is not None:
+            headers[POSITION] = self._position
+        return CommandMessage(operation=Operation.SUBSCRIBE, destination=self.destination, clientId=self._id, headers=headers)
 
     def _unsubscribe_message(self) -> CommandMessage:
         return CommandMessage(operation=Operation.UNSUBSCRIBE, destination=self.destination, clientId=self._id, headers=self._subscription_headers())

@@ -23,6 +23,7 @@ tasks of the event loop for `AsyncClient`. The WebSocket channel is in
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import threading
 from collections import deque
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
     from .websocket_client import AsyncSocket, SyncSocket
 
 __all__ = ["AsyncHub", "Frames", "Hub", "Routes", "backoff", "websocket_url"]
+
+#: What a client's channels go through (losses, reconnections, resubscriptions), at DEBUG.
+log = logging.getLogger("amfkit.messaging.client")
 
 #: The wait before the first retry after a failed attempt (seconds); it doubles with
 #: each failed attempt, up to BACKOFF_MAX, with up to half of it taken off at random.
@@ -236,13 +240,14 @@ class _HubBase:
         self._lock = threading.Lock()
         self._consumers: dict[_ConsumerBase, None] = {}  # ordered: resubscribed in order
         self.closed = False
-        #: The DSId under which every HTTP Consumer is known subscribed (None: to redo).
-        self._synced: str | None = None
+        #: How many times the HTTP Consumers were resubscribed: a channel that lost its
+        #: way resumes them unless another channel did since it last tried.
+        self._resumes = 0
 
-    def _add(self, consumer: _ConsumerBase, consumer_id: str) -> None:
+    def _add(self, consumer: _ConsumerBase, consumer_id: str, ack: Any = None) -> None:
         with self._lock:
             self._consumers[consumer] = None
-        consumer._adopt(consumer_id)
+        consumer._adopt(consumer_id, ack)
         self.routes.add(consumer_id, consumer)
 
     def _remove(self, consumer: _ConsumerBase) -> bool:
@@ -252,10 +257,12 @@ class _HubBase:
         self.routes.remove(consumer.id, consumer)
         return known
 
-    def _move(self, consumer: _ConsumerBase, consumer_id: str) -> None:
-        """A resubscribed Consumer's new id."""
+    def _move(self, consumer: _ConsumerBase, consumer_id: str, ack: Any = None, sent: int | None = None) -> None:
+        """A resubscribed Consumer's id (its own, unless the server gave another) and
+        position (`sent`: the one its resubscribe carried)."""
         self.routes.remove(consumer.id, consumer)
-        consumer._adopt(consumer_id)
+        consumer._adopt(consumer_id, ack, sent)
+        consumer.resumes += 1
         self.routes.add(consumer_id, consumer)
 
     def _of(self, kinds: Iterable[str]) -> list[_ConsumerBase]:
@@ -330,9 +337,7 @@ class Hub(_HubBase):
         with self._wire:
             self.client._handshake(None, messaging=True)
             ack = self.client._command(self.client._flex_body(consumer._subscribe_message()))
-            self._add(consumer, _consumer_id(ack))
-            if self._synced is None:
-                self._synced = self.client._dsid
+            self._add(consumer, _consumer_id(ack), ack)
         self._start(consumer.channel)
         if consumer.channel == "streaming":
             self._opened.wait(OPEN_WAIT)
@@ -406,10 +411,13 @@ class Hub(_HubBase):
 
     def _pump(self, kind: str, once: Callable[[], None]) -> None:
         """Run `once` (one poll; one stream from open to end) while the client has
-        Consumers on `kind`, recovering from losses."""
-        attempts, forgotten, recovered = 0, False, False
+        Consumers on `kind`, recovering from losses: after a lost channel (an answer or
+        a stream cut short may have carried messages the client never got) its Consumers
+        are resubscribed from the last message each received before it is opened again;
+        a client the server forgot pings again first, under the same DSId."""
+        attempts, forgotten, lost, recovered = 0, False, False, False
         error: BaseException | None = None
-        stale: str | None = None  # the DSId of the last attempt
+        seen = self._resumes  # the resubscriptions this channel knows of
         while self._active(kind):
             if attempts:
                 if not self._give_up(kind, attempts, error):
@@ -418,21 +426,25 @@ class Hub(_HubBase):
                     if self._closing.wait(backoff(attempts)):
                         return
             try:
-                if forgotten:
-                    self.recover(stale)
-                    forgotten, recovered = False, True
-                stale = self.client._dsid
+                if forgotten or lost:
+                    self.recover(seen, greet=forgotten)
+                    recovered = forgotten
+                    forgotten = lost = False
+                seen = self._resumes
                 once()
                 attempts, recovered = 0, False
             except _Forgotten as e:
+                log.debug("%s channel of client %s: forgotten: %s", kind, self.client._dsid, e)
                 if recovered:  # refused again right after a new handshake: a refusal
                     self._fail(self._of([kind]), ConnectionLost(f"{e} (after a new handshake)"))
                     return
                 attempts, error, forgotten = attempts + 1, e, True
             except TransportError as e:
-                attempts, error, recovered = attempts + 1, e, False
+                log.debug("%s channel of client %s: lost: %s", kind, self.client._dsid, e)
+                attempts, error, lost, recovered = attempts + 1, e, True, False
             except Fault as e:
                 if e.code == UNAVAILABLE:  # the server's broker away for a while: again later
+                    log.debug("%s channel of client %s: unavailable: %s", kind, self.client._dsid, e)
                     attempts, error = attempts + 1, e
                     continue
                 self._fail(self._of([kind]), e)
@@ -441,24 +453,32 @@ class Hub(_HubBase):
                 self._fail(self._of([kind]), ConnectionLost(str(e)))
                 return
 
-    def recover(self, stale: str | None) -> None:
-        """A new handshake (a new DSId) and every HTTP Consumer subscribed again, unless
-        that was done since `stale` failed."""
+    def recover(self, seen: int, *, greet: bool = False) -> None:
+        """Every HTTP Consumer subscribed again under its own id, from the last message it
+        received (`greet`: after a ping under the same DSId, the server having forgotten
+        the client); without `greet`, not when another channel did so since this one saw
+        `seen` resumes."""
         with self._wire:
-            if self._synced is not None and self._synced != stale:
-                return
-            self._synced = None
-            self.client._handshake(self.client._dsid, messaging=True)
+            if self._resumes != seen and not greet:
+                return  # another channel resubscribed them since this one last tried
+            client = self.client
+            dsid = client._dsid
+            if greet:
+                client._handshake(messaging=True, keep=True)
+            same = dsid is not None and client._dsid == dsid  # else the server knows none of the ids
             for consumer in self._of(_HTTP_KINDS):
+                sent = consumer._position if same else None
+                message = consumer._resubscribe_message() if same else consumer._subscribe_message()
                 try:
-                    ack = self.client._command(self.client._flex_body(consumer._subscribe_message()))
+                    ack = client._command(client._flex_body(message))
                 except Fault as e:
                     if e.code == UNAVAILABLE:  # nothing refused: the whole recovery again later
                         raise
                     self._fail([consumer], e)
                     continue
-                self._move(consumer, _consumer_id(ack))
-            self._synced = self.client._dsid
+                log.debug("client %s: consumer %s resubscribed after position %s", client._dsid, ack.clientId, sent)
+                self._move(consumer, _consumer_id(ack), ack, sent)
+            self._resumes += 1
 
     def _poll_once(self, kind: str) -> None:
         client = self.client
@@ -501,6 +521,7 @@ class Hub(_HubBase):
                             self._streams["streaming"] = (_stream_id(value, url), dsid)
                             self._opened.set()
                             opened = True
+                            log.debug("client %s: stream open", dsid)
                         elif _disconnect(value):
                             return
                         elif _pushed(value):
@@ -607,9 +628,7 @@ class AsyncHub(_HubBase):
         async with self._wire:
             await self.client._handshake(None, messaging=True)
             ack = await self.client._command(self.client._flex_body(consumer._subscribe_message()))
-            self._add(consumer, _consumer_id(ack))
-            if self._synced is None:
-                self._synced = self.client._dsid
+            self._add(consumer, _consumer_id(ack), ack)
         self._start(consumer.channel)
         if consumer.channel == "streaming":
             await wait_event(self._opened, OPEN_WAIT)
@@ -688,9 +707,9 @@ class AsyncHub(_HubBase):
 
     async def _pump(self, kind: str, once: Callable[[], Awaitable[None]]) -> None:
         """`Hub._pump`, awaited."""
-        attempts, forgotten, recovered = 0, False, False
+        attempts, forgotten, lost, recovered = 0, False, False, False
         error: BaseException | None = None
-        stale: str | None = None  # the DSId of the last attempt
+        seen = self._resumes  # the resubscriptions this channel knows of
         while self._active(kind):
             if attempts:
                 if not self._give_up(kind, attempts, error):
@@ -699,21 +718,25 @@ class AsyncHub(_HubBase):
                     if await self._sleep(backoff(attempts)):
                         return
             try:
-                if forgotten:
-                    await self.recover(stale)
-                    forgotten, recovered = False, True
-                stale = self.client._dsid
+                if forgotten or lost:
+                    await self.recover(seen, greet=forgotten)
+                    recovered = forgotten
+                    forgotten = lost = False
+                seen = self._resumes
                 await once()
                 attempts, recovered = 0, False
             except _Forgotten as e:
-                if recovered:
+                log.debug("%s channel of client %s: forgotten: %s", kind, self.client._dsid, e)
+                if recovered:  # refused again right after a new handshake: a refusal
                     self._fail(self._of([kind]), ConnectionLost(f"{e} (after a new handshake)"))
                     return
                 attempts, error, forgotten = attempts + 1, e, True
             except TransportError as e:
-                attempts, error, recovered = attempts + 1, e, False
+                log.debug("%s channel of client %s: lost: %s", kind, self.client._dsid, e)
+                attempts, error, lost, recovered = attempts + 1, e, True, False
             except Fault as e:
                 if e.code == UNAVAILABLE:  # the server's broker away for a while: again later
+                    log.debug("%s channel of client %s: unavailable: %s", kind, self.client._dsid, e)
                     attempts, error = attempts + 1, e
                     continue
                 self._fail(self._of([kind]), e)
@@ -722,23 +745,29 @@ class AsyncHub(_HubBase):
                 self._fail(self._of([kind]), ConnectionLost(str(e)))
                 return
 
-    async def recover(self, stale: str | None) -> None:
+    async def recover(self, seen: int, *, greet: bool = False) -> None:
         """`Hub.recover`, awaited."""
         async with self._wire:
-            if self._synced is not None and self._synced != stale:
-                return
-            self._synced = None
-            await self.client._handshake(self.client._dsid, messaging=True)
+            if self._resumes != seen and not greet:
+                return  # another channel resubscribed them since this one last tried
+            client = self.client
+            dsid = client._dsid
+            if greet:
+                await client._handshake(messaging=True, keep=True)
+            same = dsid is not None and client._dsid == dsid  # else the server knows none of the ids
             for consumer in self._of(_HTTP_KINDS):
+                sent = consumer._position if same else None
+                message = consumer._resubscribe_message() if same else consumer._subscribe_message()
                 try:
-                    ack = await self.client._command(self.client._flex_body(consumer._subscribe_message()))
+                    ack = await client._command(client._flex_body(message))
                 except Fault as e:
                     if e.code == UNAVAILABLE:  # nothing refused: the whole recovery again later
                         raise
                     self._fail([consumer], e)
                     continue
-                self._move(consumer, _consumer_id(ack))
-            self._synced = self.client._dsid
+                log.debug("client %s: consumer %s resubscribed after position %s", client._dsid, ack.clientId, sent)
+                self._move(consumer, _consumer_id(ack), ack, sent)
+            self._resumes += 1
 
     async def _poll_once(self, kind: str) -> None:
         client = self.client
@@ -781,6 +810,7 @@ class AsyncHub(_HubBase):
                             self._streams["streaming"] = (_stream_id(value, url), dsid)
                             self._opened.set()
                             opened = True
+                            log.debug("client %s: stream open", dsid)
                         elif _disconnect(value):
                             return
                         elif _pushed(value):

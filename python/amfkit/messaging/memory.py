@@ -115,7 +115,9 @@ class MemoryBroker(Broker):
 
     # --- subscriptions ---------------------------------------------------------------
 
-    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
+    async def add_subscription(
+        self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None
+    ) -> None:
         selector = _compiled(subscription.selector)  # outside the lock: SelectorError raises here
         wake: list[asyncio.Future[None]] = []
         try:
@@ -123,6 +125,7 @@ class MemoryBroker(Broker):
                 self._subscribe(client_id, consumer_id, destination, subscription, selector, wake)
         finally:
             _resolve_all(wake)
+        return None  # no log, no positions: `after` means nothing here
 
     def _subscribe(
         self, client_id: str, consumer_id: str, destination: str, subscription: Subscription, selector: Selector | None, wake: list[asyncio.Future[None]]
@@ -217,7 +220,7 @@ class MemoryBroker(Broker):
         _resolve_all(wake)
         return len(targets)
 
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         with self._lock:
             client = self._clients.get(client_id)
             if client is None:

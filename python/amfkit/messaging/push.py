@@ -147,11 +147,11 @@ class Pusher:
         if state:
             if self.ending:
                 return None
-            return await broker.receive(client_id) or None
+            return await broker.receive(client_id, pushing=True) or None
         if self.ending:
             return None
         self._poked = False  # before asking: a subscribe from now on sets it
-        batch = await broker.receive(client_id)
+        batch = await broker.receive(client_id, pushing=True)
         if batch is None:  # not subscribed (yet, or any more): nothing to wait for there
             if not self._poked and not self.ending:
                 # A future and a timer, not asyncio.wait_for: on Python 3.11 wait_for

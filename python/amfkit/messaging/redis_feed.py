@@ -26,7 +26,7 @@ import hashlib
 import logging
 import uuid
 from collections import deque
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional, TypeVar
 
 from .._text import error_text
 from .logstore import StoreError
@@ -34,6 +34,8 @@ from .logstore import StoreError
 __all__ = ["CACHE", "Feed", "LogCache", "Uncertain"]
 
 log = logging.getLogger("amfkit.messaging")
+
+_T = TypeVar("_T")
 
 #: Records one XREAD takes per log.
 READ_COUNT = 1024
@@ -100,14 +102,20 @@ class _Op:
         self.future = future
 
 
-def _cancelled() -> None:
-    """Raise CancelledError when the running task is being cancelled: redis-py may turn a
-    cancellation that comes during a read into its own TimeoutError (Python 3.11+ can
-    tell)."""
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)
-    if cancelling is not None and cancelling():
-        raise asyncio.CancelledError
+async def _redis(call: Awaitable[_T]) -> _T:
+    """Await a redis-py call in a task of its own: a cancellation of the awaiting task
+    (closing, or its event loop ending) is raised here, whatever redis-py makes of the
+    cancellation it then gets (it may turn one that comes as a read times out into its
+    own TimeoutError, which would read as Redis being away). On every Python from 3.9:
+    no `Task.cancelling()`, which only 3.11 has."""
+    inner = asyncio.ensure_future(call)
+    try:
+        return await asyncio.shield(inner)
+    except asyncio.CancelledError:
+        inner.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait((inner,), timeout=1.0)  # let it finish (its connection released)
+        raise
 
 
 def _int(raw: Any) -> int:
@@ -208,18 +216,18 @@ class Feed:
     async def _read_loop(self) -> None:
         backoff = FIRST_BACKOFF
         while not self.closed:
-            _cancelled()  # a cancellation redis-py let through as a plain answer
             streams: dict[Any, Any] = {self.prefix + "log:" + name: f"{cursor}-0" for name, cursor in self.cursors.items()}
             streams[self._wake_key] = self._wake_id
             self._reading = True
             try:
                 if self.down:
                     await self._heads_after_outage()
-                reply = await self.client.xread(streams, count=READ_COUNT, block=BLOCK_MS)
+                reply = await _redis(self.client.xread(streams, count=READ_COUNT, block=BLOCK_MS))
+                if reply:
+                    reply = await self._read_more(streams, reply)
             except asyncio.CancelledError:
                 raise
             except (*self._errors, *self._redis_errors) as e:
-                _cancelled()
                 self._reading = False
                 self._outage(e)
                 await asyncio.sleep(backoff)
@@ -234,6 +242,23 @@ class Feed:
                 self._on_state(True)
             for key, entries in reply or ():
                 self._got(key, entries)
+
+    async def _read_more(self, streams: dict[Any, Any], reply: list[Any]) -> list[Any]:
+        """Redis answers a blocked XREAD at the first append to one of its logs, with that
+        record alone; the appends sent with it (a publisher's burst, in one pipeline) are
+        there by then: read them too (no block), so that they wake the clients together
+        (one answer of a parked poll for the burst, not one for its first record and
+        another, after the clients' next round, for the rest)."""
+        got: dict[Any, list[Any]] = {}
+        after = dict(streams)
+        for key, entries in reply:
+            got[key] = list(entries)
+            if entries:
+                after[key.decode("utf-8", "surrogatepass") if isinstance(key, bytes) else key] = entries[-1][0]
+        more = await _redis(self.client.xread(after, count=READ_COUNT))
+        for key, entries in more or ():
+            got.setdefault(key, []).extend(entries)
+        return list(got.items())
 
     def _got(self, key: bytes, entries: list[Any]) -> None:
         if key == self._wake_key.encode("utf-8", "surrogatepass"):
@@ -264,7 +289,7 @@ class Feed:
         names = list(self.cursors)
         if not names:
             return
-        heads = await self.client.mget([self.prefix + "seq:" + n for n in names])
+        heads = await _redis(self.client.mget([self.prefix + "seq:" + n for n in names]))
         for name, raw in zip(names, heads):
             head = _int(raw)
             if name in self.cursors and head < self.cursors[name]:
@@ -329,14 +354,13 @@ class Feed:
             for command in op.commands:
                 pipe.execute_command(*command)
         try:
-            replies = await pipe.execute(raise_on_error=False)
+            replies = await _redis(pipe.execute(raise_on_error=False))
         except asyncio.CancelledError:
             for op in batch:
                 if not op.future.done():
                     op.future.set_exception(StoreError(f"redis {self.url}: the store is closed"))
             raise
         except (*self._errors, *self._redis_errors) as e:
-            _cancelled()
             self._outage(e)
             for op in batch:
                 kind = Uncertain if op.write else StoreError
@@ -365,7 +389,7 @@ class Feed:
             # Redis restarted and forgot the scripts: load them, send those again.
             try:
                 for text, _ in self._scripts.values():
-                    await self.client.script_load(text)
+                    await _redis(self.client.script_load(text))
             except (*self._errors, *self._redis_errors) as e:
                 self._outage(e)
                 for op in retry:

@@ -173,12 +173,9 @@ class RedisStore:
         self._leader = False
         self._rings = 0
         self._pubsub: Any = None
-        try:
-            with self._calling("connecting"):
-                self._redis.ping()
-        except StoreError:
-            self._pool.disconnect()
-            raise
+        # No connection yet: the first command makes one. A worker opening the store
+        # while Redis is away starts (a supervisor restarting a dead worker needs it to),
+        # and its every call that needs Redis raises StoreError until Redis is back.
 
     @classmethod
     def from_url(cls, url: str) -> RedisStore:

@@ -23,8 +23,9 @@ newest `queue_size` messages; a reader that fell behind is told how many it lost
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import atexit
+import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -32,7 +33,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Optional
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Mapping, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import AMFError, amf3
@@ -42,6 +43,7 @@ from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
 from .logstore import LogStore, StoreError
 from .redis_feed import Uncertain
+from .writeback import RESUMED, WriteBack, merged
 from .memory import _compiled, _resolve, _resolve_all
 from .subscriber import Subscriber
 from .subtopic import subtopic_matches
@@ -70,9 +72,16 @@ LISTEN_TIMEOUT = 1.0
 #: The tokens of its last writes a client record keeps: a write whose answer was lost
 #: (Redis went away after applying it, or before) is found applied by its token.
 TOKENS = 16
-#: Seconds a drain whose write's answer was lost waits for Redis to say whether it was
-#: applied, before it gives up (and reports the store unreachable).
+#: Seconds a write whose answer was lost waits (in a thread) for Redis to say whether it
+#: was applied, before a subscribe's gives up (the store unreachable) and a drain's is
+#: taken as made (its batch handed out; the listener thread makes sure of it later).
 SETTLE_TIMEOUT = 60.0
+#: Seconds `close` lets the cursors written behind deliveries reach Redis.
+CLOSE_WRITES = 2.0
+#: Seconds a poll on the event loop waits for its client's cursors to be written (by a
+#: push channel's drains, or its own write whose answer was lost) before it answers
+#: anyway (the write is made once Redis answers: nothing it moved is lost).
+POLL_SETTLE = 5.0
 
 
 # --- the record of a message ----------------------------------------------------------
@@ -94,9 +103,9 @@ def encode_message(message: Message) -> bytes:
     )
 
 
-def decode_message(record: bytes) -> Message:
-    """The message of a log record; StoreError for one that is not a message record
-    (another program's, or garbage)."""
+def decode_message(record: bytes, position: int = 0) -> Message:
+    """The message of a log record (`position`: its number in the log); StoreError for
+    one that is not a message record (another program's, or garbage)."""
     try:
         fields = amf3.decode(record)
         destination, body, headers, subtopics, message_id, timestamp, ttl, correlation_id = fields
@@ -109,6 +118,7 @@ def decode_message(record: bytes) -> Message:
             int(timestamp),
             int(ttl),
             correlation_id,
+            position,
         )
     except (AMFError, TypeError, ValueError) as e:
         raise StoreError(f"a log record is not a message: {e}") from None
@@ -237,9 +247,12 @@ def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
 
-def _token() -> str:
-    """A write's token: 8 hex digits, unique enough among one client's last writes."""
-    return os.urandom(4).hex()
+def _token(resume: bool = False) -> str:
+    """A write's token: 8 hex digits, unique enough among one client's last writes; a
+    resume's (a write that puts cursors where a client says it got to) starts with
+    `RESUMED` instead of its first digit (`amfkit.messaging.writeback.merged` reads it)."""
+    token = os.urandom(4).hex()
+    return RESUMED + token[1:] if resume else token
 
 
 def _stamped(record: _Record, token: str) -> _Record:
@@ -320,7 +333,11 @@ class SharedBroker(Broker):
         # records this process wrote last (the expected value of its next compare-and-set,
         # so that a drain needs no read first; a stale one only costs a failed write).
         self._feed: Feed | None = None
+        self._writeback: WriteBack | None = None  # with the feed: push channels' cursors, written behind
         self._records: OrderedDict[str, tuple[bytes, _Record]] = OrderedDict()
+        # Drains' writes taken as made after SETTLE_TIMEOUT (`_settle`): client id ->
+        # (the write's token, the record's base, the record written); one per client.
+        self._unsure: dict[str, tuple[str, bytes, _Record]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         _brokers.add(self)
 
@@ -344,11 +361,13 @@ class SharedBroker(Broker):
             held = self._messages.get(key)
         if held is not None and held[0] == raw:
             return held[1]
-        message = decode_message(raw)
+        message = decode_message(raw, seq)
         self._remember(key, raw, message)
         return message
 
     def _remember(self, key: tuple[str, int], raw: bytes, message: Message) -> None:
+        if message.position != key[1]:  # one published here: its copies carry its position
+            message = dataclasses.replace(message, position=key[1])
         with self._lock:
             self._messages[key] = (raw, message)
             if len(self._messages) > 4 * READ_BATCH:
@@ -459,26 +478,30 @@ class SharedBroker(Broker):
             return None, None
         return raw, record
 
-    def _write(self, client_id: str, raw: bytes | None, record: _Record | None) -> bool:
+    def _write(self, client_id: str, raw: bytes | None, record: _Record | None, *, keep: bool = False, resume: bool = False) -> bool:
         """Compare-and-set the client's record (None: delete it); whether it was written.
         On Redis, a write whose answer was lost is settled: this waits until Redis says,
-        by the token the record carries, whether it was applied."""
+        by the token the record carries, whether it was applied (`resume`: a resume's
+        token). `keep` (a drain's write,
+        whose batch is handed out when this says True): past `SETTLE_TIMEOUT` the write
+        is taken as made and the listener thread settles it once Redis answers."""
         with self._lock:
             self._records.pop(client_id, None)
         if record is None:
             return self.store.cas(CLIENT + client_id, raw, None, self.client_timeout)
-        token = _token()
+        token = _token(resume)
         value = amf3.encode(_stamped(record, token))
         try:
             return self.store.cas(CLIENT + client_id, raw, value, self.client_timeout)
         except StoreError as e:
             if not self.remote:
                 raise
-            return self._settle(client_id, token, e)
+            return self._settle(client_id, token, e, (raw, record) if keep and raw is not None else None)
 
-    def _settle(self, client_id: str, token: str, error: StoreError) -> bool:
+    def _settle(self, client_id: str, token: str, error: StoreError, keep: tuple[bytes, _Record] | None = None) -> bool:
         """Whether a write of `token` whose answer was lost was applied: read the record
-        until Redis answers (`SETTLE_TIMEOUT` at most: then `error`)."""
+        until Redis answers (`SETTLE_TIMEOUT` at most: then `error`, or with `keep`, the
+        write from its base to its record, True: `_repair` makes sure of it later)."""
         deadline = time.monotonic() + SETTLE_TIMEOUT
         backoff = 0.05
         while True:
@@ -486,9 +509,36 @@ class SharedBroker(Broker):
                 return bool(_applied(self.store.get(CLIENT + client_id), token))
             except StoreError:
                 if self._closing or time.monotonic() > deadline:
-                    raise error from None
+                    if keep is None or self._closing:
+                        raise error from None
+                    log.warning("client %s: Redis has been away %g s: its batch is handed out, its cursors written once Redis is back", client_id, SETTLE_TIMEOUT)
+                    with self._lock:
+                        self._unsure[client_id] = (token, keep[0], keep[1])
+                    self._start_listener()
+                    return True
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 1.0)
+
+    def _repair(self) -> None:
+        """The listener's part of `_settle`: each write taken as made is looked up once
+        Redis answers; one it did not apply is made on the record Redis holds (merging:
+        a cursor another process moved stays as it left it)."""
+        with self._lock:
+            unsure = list(self._unsure.items())
+        for client_id, (token, base_raw, new) in unsure:
+            key = CLIENT + client_id
+            current = self.store.get(key)  # StoreError: Redis still away, try again later
+            with self._lock:
+                self._unsure.pop(client_id, None)
+            for _ in range(RETRIES):
+                if current is None or _applied(current, token):
+                    break
+                record = _decode_client(current)
+                value = amf3.encode(_stamped(merged(record, _decode_client(base_raw), new), _token()))
+                if self.store.cas(key, current, value, self.client_timeout):
+                    self._signal(client_id)
+                    break
+                current = self.store.get(key)
 
     async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A store operation from the event loop: in place on shared memory (microseconds),
@@ -497,11 +547,18 @@ class SharedBroker(Broker):
             return await asyncio.to_thread(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
-    async def add_subscription(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
-        await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription)
+    async def add_subscription(
+        self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None
+    ) -> int:
+        position: int = await self._run(self.subscribe_now, client_id, consumer_id, destination, subscription, after=after)
+        if after is not None:
+            self._let_go_here(client_id)
+        return position
 
-    def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription()) -> None:
-        """`add_subscription`, synchronously."""
+    def subscribe_now(self, client_id: str, consumer_id: str, destination: str, subscription: Subscription = Subscription(), *, after: int | None = None) -> int:
+        """`add_subscription`, synchronously: the position delivery goes on after."""
+        if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
+            raise ValueError(f"a log position is an int of 0 or more, not {shown(after)}")
         _compiled(subscription.selector)  # SelectorError before anything changes
         pair = [subscription.subtopic, subscription.selector]
         for _ in range(RETRIES):
@@ -515,10 +572,16 @@ class SharedBroker(Broker):
             entry = consumers.get(consumer_id)
             if entry is not None and entry[0] != destination:
                 entry = None  # moves: its old subscriptions go
+            head = self.store.head(LOG + destination) if entry is None or after is not None else 0
             if entry is None:
                 if consumer_id not in consumers and len(consumers) >= self.max_consumers:
                     raise SubscriptionLimit(f"a client may have at most {self.max_consumers} consumers")
-                entry = [destination, self.store.head(LOG + destination), [], 0]
+                entry = [destination, head, [], 0]
+            if after is not None:
+                # A consumer back from a lost channel: on from what it last received (its
+                # cursor may be past messages that were on their way when the channel
+                # went). Past the head: the log restarted (Redis lost its data).
+                entry[1] = min(after, head)
             if pair not in entry[2]:
                 if len(entry[2]) >= self.max_subscriptions:
                     raise SubscriptionLimit(f"a consumer may have at most {self.max_subscriptions} subscriptions")
@@ -526,18 +589,63 @@ class SharedBroker(Broker):
             consumers[consumer_id] = entry
             record["t"] = self._clock()
             try:
-                if not self._write(client_id, raw, record):
+                if not self._write(client_id, raw, record, resume=after is not None):
                     continue
                 self.store.put(CONSUMER + consumer_id, amf3.encode([client_id, destination]), self.client_timeout)
             except StoreError as e:
+                if self.remote:  # Redis away: the caller may try again (Server.Processing.Unavailable)
+                    raise
                 raise SubscriptionLimit(f"the shared store refused the subscription: {e}") from None
             self._signal(client_id)
-            return
+            return int(entry[1])
         raise StoreError(f"client {client_id!r} changed too often to subscribe")
 
     async def remove_subscription(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         found: bool = await self._run(self.unsubscribe_now, client_id, consumer_id, subscription)
         return found
+
+    async def resume(self, client_id: str, positions: Mapping[str, int]) -> None:
+        await self._run(self.resume_now, client_id, positions)
+        self._let_go_here(client_id)
+
+    def _let_go_here(self, client_id: str) -> None:
+        """After a resume's (or a disconnect's) write: this worker's push channels stop
+        building on the cursors they moved (`WriteBack.resumed`; on the feed's event
+        loop only)."""
+        writeback, feed = self._writeback, self._feed
+        if writeback is None or feed is None or feed.closed:
+            return  # no feed (none made for this: a call on a loop of its own ends soon)
+        try:
+            here = asyncio.get_running_loop() is feed.loop
+        except RuntimeError:
+            here = False
+        if here:
+            writeback.resumed(client_id)
+
+    def resume_now(self, client_id: str, positions: Mapping[str, int]) -> None:
+        """`resume`, synchronously."""
+        for _ in range(RETRIES):
+            raw, record = self._client(client_id)
+            if record is None:
+                return
+            consumers: dict[str, Any] = record["n"]
+            known = False
+            for consumer_id, position in positions.items():
+                entry = consumers.get(consumer_id)
+                if entry is None:
+                    continue
+                # Past the head: the log restarted (Redis lost its data).
+                entry[1], known = min(int(position), self.store.head(LOG + entry[0])), True
+            if not known:
+                return
+            # Written even when no cursor moves: a drain's cursors still being written
+            # behind (in another worker, or this one) must not land on it (its token says
+            # a resume came: `writeback.merged`).
+            record["t"] = self._clock()
+            if self._write(client_id, raw, record, resume=True):
+                self._signal(client_id)
+                return
+        raise StoreError(f"client {client_id!r} changed too often to resume")
 
     def unsubscribe_now(self, client_id: str, consumer_id: str, subscription: Subscription | None = None) -> bool:
         """`remove_subscription`, synchronously."""
@@ -593,10 +701,10 @@ class SharedBroker(Broker):
 
     # --- delivery --------------------------------------------------------------------
 
-    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None) -> Batch | None:
+    async def receive(self, client_id: str, *, consumer_id: str | None = None, limit: int | None = None, pushing: bool = False) -> Batch | None:
         feed = self._feed_here()
         if feed is not None:
-            return await self._adrain(feed, client_id, consumer_id, limit)
+            return await self._adrain(feed, client_id, consumer_id, limit, pushing)
         batch: Batch | None = await self._run(self.drain, client_id, consumer_id=consumer_id, limit=limit)
         return batch
 
@@ -639,7 +747,7 @@ class SharedBroker(Broker):
                     consumers[cid][1] = cursor
                     consumers[cid][3] = 0
                 record["t"] = self._clock()
-                if not self._write(client_id, raw, record):
+                if not self._write(client_id, raw, record, keep=True):
                     continue
             return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
         raise StoreError(f"client {client_id!r} changed too often to drain")
@@ -787,6 +895,12 @@ class SharedBroker(Broker):
 
     async def disconnect(self, client_id: str) -> None:
         await self._run(self.disconnect_now, client_id)
+        # What this worker holds of the client goes too (a write behind its last drain
+        # may have cached the record again meanwhile): a channel that takes the client
+        # over next (a socket back from a lost one) finds it gone, and pushes nothing
+        # until it subscribes again.
+        self._dropped(client_id)
+        self._let_go_here(client_id)
 
     def disconnect_now(self, client_id: str) -> None:
         """`disconnect`, synchronously."""
@@ -804,18 +918,28 @@ class SharedBroker(Broker):
         with self._lock:
             if self._listener is not None:
                 return
-            self._tracked.setdefault(CONTROL, self.store.head(CONTROL))
+            with contextlib.suppress(StoreError):  # Redis away: the thread looks once it is back
+                self._tracked.setdefault(CONTROL, self.store.head(CONTROL))
             self._listener = threading.Thread(target=self._listen, name="amfkit-broker-listener", daemon=True)
             self._listener.start()
 
     def _listen(self) -> None:
         store = self.store
-        bell = store.bell()
+        bell: int | None = None  # read once Redis answers (it may be away now)
         while not self._closing:
             try:
+                if bell is None:
+                    bell = store.bell()
+                    self._scan()  # what came before this look
                 bell = store.wait(bell, LISTEN_TIMEOUT)
                 if self._closing:
                     break
+                if CONTROL not in self._tracked:
+                    head = store.head(CONTROL)
+                    with self._lock:
+                        self._tracked.setdefault(CONTROL, head)
+                if self._unsure:
+                    self._repair()
                 self._scan()
                 if self._clock() - self._last_sweep > max(1.0, self.client_timeout / 10):
                     self.sweep()
@@ -889,7 +1013,18 @@ class SharedBroker(Broker):
                 return None
             with self._lock:
                 if self._feed is None or self._feed.closed:
+                    # The records cached by an earlier feed are not kept fresh by this
+                    # one (it follows the control log from now on).
+                    self._records.clear()
                     self._feed = make(self._on_records, self._on_state)
+                    self._writeback = WriteBack(
+                        self._feed,
+                        key=lambda client_id: CLIENT + client_id,
+                        ttl_ms=lambda: _ms(self.client_timeout),
+                        clock=self._clock,
+                        written=self._keep,
+                        gone=self._dropped,
+                    )
                 feed = self._feed
         return feed if feed.loop is loop else None
 
@@ -958,7 +1093,9 @@ class SharedBroker(Broker):
             with self._lock:
                 if waiting.since < 0:
                     waiting.since = feed.cursors.get(CONTROL, 0)
-            _, record = await self._arecord(feed, client_id)
+            record = self._writeback.local(client_id) if self._writeback is not None else None
+            if record is None:
+                _, record = await self._arecord(feed, client_id)
             if record is not None:
                 await self._afollow(feed, client_id, record)
                 if await self._apending(feed, record):
@@ -989,6 +1126,10 @@ class SharedBroker(Broker):
             await asyncio.to_thread(self._forget, client_id, raw, record)
             return None, None
         return raw, record
+
+    def _dropped(self, client_id: str) -> None:
+        with self._lock:
+            self._records.pop(client_id, None)
 
     def _keep(self, client_id: str, raw: bytes, record: _Record) -> None:
         with self._lock:
@@ -1054,22 +1195,39 @@ class SharedBroker(Broker):
                 return True
         return False
 
-    async def _adrain(self, feed: Feed, client_id: str, consumer_id: str | None, limit: int | None) -> Batch | None:
+    async def _adrain(self, feed: Feed, client_id: str, consumer_id: str | None, limit: int | None, pushing: bool = False) -> Batch | None:
         """`drain` on the feed: the client's record as this process wrote it last (read
         from Redis when another changed it), the logs from the feed's records, and one
         compare-and-set, pipelined with the other clients' drained at the same moment.
-        The deliveries are returned only once Redis said the cursors moved: a write
-        whose answer was lost is settled first (`_asettle`), never dropped."""
+
+        For a poll, the deliveries are returned once Redis said the cursors moved: a
+        write whose answer was lost is settled first (by `WriteBack.unsure`: the batch
+        goes out after `POLL_SETTLE` at the latest, the write is made sure of once
+        Redis answers), never dropped. For a
+        push channel held here (`pushing`), they are returned at once and the cursors
+        written behind them (`WriteBack`: repaired, never dropped, if that fails); a
+        poll of a client with cursors still being written builds on those and waits
+        for them (`POLL_SETTLE` at most)."""
+        writeback = self._writeback
         for _ in range(RETRIES):
-            cached = client_id in self._records
-            raw, record = await self._arecord(feed, client_id)
-            if raw is None or record is None:
-                return None
+            local = writeback.local(client_id) if writeback is not None else None
+            raw: bytes | None
+            record: _Record | None
+            if local is not None:
+                raw, record, cached = None, local, True
+            else:
+                cached = client_id in self._records
+                raw, record = await self._arecord(feed, client_id)
+                if raw is None or record is None:
+                    return None
             consumers: dict[str, Any] = record["n"]
             if cached and (not consumers or (consumer_id is not None and consumer_id not in consumers)):
+                # An answer of None on what Redis holds, not on this copy.
+                if writeback is not None and local is not None:
+                    await writeback.settled(client_id, POLL_SETTLE)
                 with self._lock:
                     self._records.pop(client_id, None)
-                continue  # an answer of None on what Redis holds, not on this copy
+                continue
             if not consumers or (consumer_id is not None and consumer_id not in consumers):
                 return None
             now = now_ms()
@@ -1085,7 +1243,10 @@ class SharedBroker(Broker):
                 for seq, message in items:
                     if not message.expired(now) and _matches(subscriptions, message):
                         found.append((message.timestamp, seq, cid, message))
-            if self._records.get(client_id, (None,))[0] is not raw:
+            if local is not None:
+                if writeback is None or writeback.local(client_id) is not local:
+                    continue  # another drain moved on meanwhile: again
+            elif self._records.get(client_id, (None,))[0] is not raw:
                 continue  # changed while the logs were read: again
             if len(found) > 1 and len(cursors) > 1:
                 found.sort(key=lambda f: (f[0], f[1]))
@@ -1097,54 +1258,57 @@ class SharedBroker(Broker):
                 for _, seq, cid, _ in reversed(found[max(limit, 0) :]):
                     cursors[cid] = seq - 1
                 found = found[: max(limit, 0)]
+            batch = Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
             changed = bool(found or dropped) or any(int(consumers[c][1]) != n for c, n in cursors.items())
             stale = float(record.get("t", 0)) + self.client_timeout / 10 < self._clock()
-            if changed or stale:
-                entries = {c: [e[0], cursors[c], e[2], 0] if c in cursors else list(e) for c, e in consumers.items()}
-                token = _token()
-                new = _stamped({"t": self._clock(), "n": entries, "w": record.get("w")}, token)
-                value = amf3.encode(new)
-                try:
-                    written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
-                except Uncertain as e:
-                    settled = await self._asettle(feed, client_id, token, e)
-                    if settled is None:
-                        return None
-                    written = settled
-                if not written:
-                    with self._lock:
-                        self._records.pop(client_id, None)
-                    continue
-                self._keep(client_id, value, new)
-            elif cached:
-                # Nothing to write, so nothing checked the record this process wrote last
-                # against Redis's (another process may have changed the client): look.
-                current = await feed.get(CLIENT + client_id)
-                if current != raw:
-                    with self._lock:
-                        self._records.pop(client_id, None)
-                    continue
-            return Batch([Delivery(cid, message) for _, _, cid, message in found], dropped)
-        raise StoreError(f"client {client_id!r} changed too often to drain")
-
-    async def _asettle(self, feed: Feed, client_id: str, token: str, error: StoreError) -> bool | None:
-        """`_settle` on the feed: whether the write of `token` was applied (None: the
-        client has no record any more)."""
-        with self._lock:
-            self._records.pop(client_id, None)
-        deadline = time.monotonic() + SETTLE_TIMEOUT
-        backoff = 0.05
-        while True:
+            if not (changed or stale):
+                if cached and local is None and not pushing:
+                    # Nothing to write, so nothing checked the record this process wrote
+                    # last against Redis's (another process may have changed the client):
+                    # look. (A push channel is woken by such a change anyway.)
+                    current = await feed.get(CLIENT + client_id)
+                    if current != raw:
+                        with self._lock:
+                            self._records.pop(client_id, None)
+                        continue
+                return batch
+            entries = {c: [e[0], cursors[c], e[2], 0] if c in cursors else list(e) for c, e in consumers.items()}
+            if writeback is not None and (pushing or local is not None):
+                assert raw is not None or local is not None
+                writeback.advance(client_id, raw or b"", record, {"t": self._clock(), "n": entries, "w": record.get("w")})
+                if not pushing:
+                    await writeback.settled(client_id, POLL_SETTLE)
+                return batch
+            assert raw is not None
+            token = _token()
+            new = _stamped({"t": self._clock(), "n": entries, "w": record.get("w")}, token)
+            value = amf3.encode(new)
             try:
-                return _applied(await feed.get(CLIENT + client_id), token)
-            except StoreError:
-                if self._closing or feed.closed or time.monotonic() > deadline:
-                    raise error from None
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+                written = await feed.cas(CLIENT + client_id, raw, value, _ms(self.client_timeout))
+            except Uncertain:
+                # Redis may have applied it: the WriteBack finds out once Redis answers
+                # (by the token), and makes the write if not. The batch goes out once
+                # that is known, or after POLL_SETTLE at the latest: nothing is lost.
+                assert writeback is not None
+                writeback.unsure(client_id, raw, record, new, token)
+                try:
+                    await writeback.settled(client_id, POLL_SETTLE)
+                except asyncio.CancelledError:  # the poll went away: its batch comes again
+                    writeback.withdraw(client_id)
+                    raise
+                return batch
+            if not written:
+                with self._lock:
+                    self._records.pop(client_id, None)
+                continue
+            self._keep(client_id, value, new)
+            return batch
+        raise StoreError(f"client {client_id!r} changed too often to drain")
 
     async def _atouch(self, feed: Feed, client_id: str, now: float) -> None:
         """`touch` on the feed (a task of its own: nobody waits for it)."""
+        if self._writeback is not None and self._writeback.local(client_id) is not None:
+            return  # its cursors are being written, with the time of use
         for _ in range(RETRIES):
             try:
                 raw, record = await self._arecord(feed, client_id)
@@ -1234,6 +1398,8 @@ class SharedBroker(Broker):
     async def close(self) -> None:
         feed = self._feed
         if feed is not None and _on_loop(feed.loop):
+            if self._writeback is not None:
+                await self._writeback.close(CLOSE_WRITES)  # the cursors handed out, written
             self._closing_feed()
             await feed.close()
         await asyncio.to_thread(self.shutdown)  # joins the listener thread
@@ -1298,8 +1464,8 @@ class LogSubscriber(Subscriber):
             return
         now = now_ms()
         subscriptions = self._subscriptions
-        for _, raw in items:
-            message = decode_message(raw)
+        for seq, raw in items:
+            message = decode_message(raw, seq)
             if not message.expired(now) and _matches(subscriptions, message):
                 self._pending.append(message)
         self._pending.reverse()  # popped from the end: oldest last

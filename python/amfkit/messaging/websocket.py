@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from .. import amf3
 from .._text import error_text, shown
 from ..remoting import amf
-from ..remoting.flex import message_of
+from ..remoting.flex import error_body, message_of
 from ..remoting.messages import ErrorMessage
 from ..remoting.request import ID
 from ..remoting.sessions import new_session_id
+from ..remoting.services import Fault
+from .commands import UNAVAILABLE
 from .logstore import StoreError
 from .push import Pusher
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from ..remoting.request import Settings
     from .service import Messaging
 
-__all__ = ["ENCODING_FAULT", "SUBPROTOCOL", "serve"]
+__all__ = ["ENCODING_FAULT", "POSITIONS", "SUBPROTOCOL", "serve"]
 
 logger = logging.getLogger("amfkit.gateway")
 
@@ -45,6 +47,12 @@ logger = logging.getLogger("amfkit.gateway")
 ENCODING_FAULT = "Client.Message.Encoding"
 #: The subprotocol selected when the client offers it (none is required).
 SUBPROTOCOL = "amf3"
+#: amfkit's own header on the first message of a socket that takes over a FlexClient (a
+#: client back from a lost socket): its Consumers' ids and the positions of the last
+#: messages they received (docs/messaging.md, "Across workers and hosts").
+POSITIONS = "amfkitPositions"
+#: The most Consumers one `amfkitPositions` may name (a broker's default max_consumers).
+MAX_POSITIONS = 256
 #: Close codes (RFC 6455).
 UNSUPPORTED_DATA = 1003
 POLICY_VIOLATION = 1008
@@ -131,9 +139,30 @@ class Connection:
             headers = message.headers = {}
         if isinstance(headers, dict):  # else a fault for its own message, as over HTTP
             if self.client_id is None:
+                refusal = await self.resume(headers.get("DSId"), headers.get(POSITIONS))
+                if refusal is not None:
+                    return amf3.encode(error_body("", message, None, refusal, settings.debug).value)
                 self.adopt(headers.get("DSId"))
             headers["DSId"] = self.client_id
         return await amf.answer_message(message, settings, push=True)
+
+    async def resume(self, dsid: Any, positions: Any) -> Fault | None:
+        """A client back on a new socket: before anything is pushed to it, each of its
+        Consumers named in its first message's `amfkitPositions` goes on after the last
+        message it received (the cursor may be past messages that were on their way on
+        the socket it lost). The refusal to answer with (and not adopt the client), or
+        None."""
+        if positions is None or not (isinstance(dsid, str) and ID.fullmatch(dsid)):
+            return None
+        checked = _positions(positions)
+        if isinstance(checked, Fault):
+            return checked
+        try:
+            await self.messaging.broker.resume(dsid, checked)
+        except StoreError as e:
+            logger.warning("messaging: %s (answered %s)", e, UNAVAILABLE)
+            return Fault("the message broker cannot be reached now: not resumed; try again", code=UNAVAILABLE)
+        return None
 
     def adopt(self, dsid: Any) -> None:
         """The connection's FlexClient: the DSId of its first message (a client that
@@ -246,6 +275,21 @@ class Socket(Pusher):
             raise
         except Exception:
             logger.exception("the WebSocket channel of client %s failed", self.client_id)
+
+
+def _positions(value: Any) -> dict[str, int] | Fault:
+    """`amfkitPositions` checked: consumer id -> log position, at most MAX_POSITIONS."""
+    bad = Fault(f"invalid header {POSITIONS}: an object of consumer ids and log positions was expected, found {shown(value)}", code="Server.Processing")
+    if not isinstance(value, dict) or len(value) > MAX_POSITIONS:
+        return bad
+    out: dict[str, int] = {}
+    for key, position in value.items():
+        if isinstance(position, float) and position.is_integer():
+            position = int(position)  # AMF3 sends integers past 2**28 as doubles
+        if not (isinstance(key, str) and ID.fullmatch(key)) or isinstance(position, bool) or not isinstance(position, int) or position < 0:
+            return bad
+        out[key] = position
+    return out
 
 
 def _encoding_error(text: str) -> ErrorMessage:

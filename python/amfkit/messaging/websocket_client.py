@@ -26,7 +26,7 @@ from .._text import clip
 from ..remoting.client import TransportError, _fault_from_error_message
 from ..remoting.messages import AcknowledgeMessage, CommandMessage, ErrorMessage, Operation
 from ..remoting.services import Fault
-from .hub import _consumer_id, _pushed, backoff, websocket_url
+from .hub import UNAVAILABLE, _consumer_id, _pushed, backoff, log, websocket_url
 
 if TYPE_CHECKING:
     from .consumer import AsyncConsumer, Consumer
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["AsyncSocket", "SyncSocket"]
 
 
+#: The header of a ping taking over a FlexClient on a new socket: its Consumers' last
+#: positions (amfkit.messaging.websocket.POSITIONS).
+POSITIONS = "amfkitPositions"
 #: Headers of the HTTP client a WebSocket handshake does not take over (it sets its own).
 _HANDSHAKE_OWN = frozenset(("host", "connection", "upgrade", "accept", "accept-encoding", "user-agent", "content-length", "content-type", "cookie"))
 
@@ -122,7 +125,7 @@ class SyncSocket:
             if self.ws is None:
                 self._connect()
             ack = self.request(consumer._subscribe_message())
-            self.hub._add(consumer, _consumer_id(ack))
+            self.hub._add(consumer, _consumer_id(ack), ack)
 
     def unsubscribe(self, consumer: Consumer) -> None:
         try:
@@ -144,8 +147,11 @@ class SyncSocket:
 
     # -- the socket ---------------------------------------------------------------------
 
-    def _connect(self) -> None:
-        """Open a socket, start its reader, ping (and log in): under open_lock."""
+    def _connect(self, positions: dict[str, int] | None = None) -> None:
+        """Open a socket, start its reader, ping (and log in): under open_lock. A socket
+        taking over the FlexClient of a lost one names in its ping (`positions`) the
+        last message each Consumer received: the server goes on from there before it
+        pushes anything."""
         from websockets.sync.client import connect
 
         if self.closed:
@@ -162,10 +168,13 @@ class SyncSocket:
             )
         except Exception as e:  # OSError (refused), InvalidHandshake, TimeoutError
             raise TransportError(clip(f"the WebSocket did not open: {type(e).__name__}: {e}"), url=self.url) from e
-        self.ws, self.dsid = ws, None
+        self.ws = ws  # `dsid` stays: a new socket greets the server as the same FlexClient
         threading.Thread(target=self._read, args=(ws,), name="amfkit-websocket", daemon=True).start()
         try:
-            ack = self.request(CommandMessage(operation=Operation.CLIENT_PING, headers={"DSMessagingVersion": 1.0, "DSId": "nil"}))
+            ping = CommandMessage(operation=Operation.CLIENT_PING, headers={"DSMessagingVersion": 1.0, "DSId": self.dsid or "nil"})
+            if positions and self.dsid is not None:
+                ping.headers[POSITIONS] = positions
+            ack = self.request(ping)
             dsid = ack.headers.get("DSId") if isinstance(ack.headers, Mapping) else None
             self.dsid = dsid if isinstance(dsid, str) and dsid else None
             credentials = self.client._credentials
@@ -236,17 +245,27 @@ class SyncSocket:
                 return
             try:
                 with self.open_lock:
+                    previous = self.dsid
                     if self.ws is None:
-                        self._connect()
+                        self._connect({c.id: c._position for c in self.hub._of(["websocket"]) if c.id and c._position is not None})
+                    same = previous is not None and self.dsid == previous  # else the server knows none of the ids
                     for consumer in self.hub._of(["websocket"]):
+                        sent = consumer._position if same else None
                         try:
-                            ack = self.request(consumer._subscribe_message())
+                            ack = self.request(consumer._resubscribe_message() if same else consumer._subscribe_message())
                         except Fault as e:
+                            if e.code == UNAVAILABLE:
+                                raise
                             self.hub._fail([consumer], e)
                             continue
-                        self.hub._move(consumer, _consumer_id(ack))
+                        log.debug("websocket client %s: consumer %s resubscribed after position %s", self.dsid, ack.clientId, sent)
+                        self.hub._move(consumer, _consumer_id(ack), ack, sent)
                 return
-            except TransportError as e:
+            except (TransportError, Fault) as e:
+                if isinstance(e, Fault) and e.code != UNAVAILABLE:
+                    raise
+                # Not reached, or its broker away (Redis restarting): again, on a new socket.
+                log.debug("websocket client %s: reconnection failed: %s", self.dsid, e)
                 error = e
                 self.close(final=False)
 
@@ -297,7 +316,7 @@ class AsyncSocket:
             if self.ws is None:
                 await self._connect()
             ack = await self.request(consumer._subscribe_message())
-            self.hub._add(consumer, _consumer_id(ack))
+            self.hub._add(consumer, _consumer_id(ack), ack)
 
     async def unsubscribe(self, consumer: AsyncConsumer) -> None:
         try:
@@ -321,7 +340,8 @@ class AsyncSocket:
                 reader.cancel()
             await asyncio.gather(*readers, return_exceptions=True)
 
-    async def _connect(self) -> None:
+    async def _connect(self, positions: dict[str, int] | None = None) -> None:
+        """`SyncSocket._connect`, awaited."""
         from websockets.asyncio.client import connect
 
         if self.closed:
@@ -338,12 +358,15 @@ class AsyncSocket:
             )
         except Exception as e:
             raise TransportError(clip(f"the WebSocket did not open: {type(e).__name__}: {e}"), url=self.url) from e
-        self.ws, self.dsid = ws, None
+        self.ws = ws  # `dsid` stays: a new socket greets the server as the same FlexClient
         reader = asyncio.get_running_loop().create_task(self._read(ws), name="amfkit-websocket")
         self.readers.add(reader)
         reader.add_done_callback(self.readers.discard)
         try:
-            ack = await self.request(CommandMessage(operation=Operation.CLIENT_PING, headers={"DSMessagingVersion": 1.0, "DSId": "nil"}))
+            ping = CommandMessage(operation=Operation.CLIENT_PING, headers={"DSMessagingVersion": 1.0, "DSId": self.dsid or "nil"})
+            if positions and self.dsid is not None:
+                ping.headers[POSITIONS] = positions
+            ack = await self.request(ping)
             dsid = ack.headers.get("DSId") if isinstance(ack.headers, Mapping) else None
             self.dsid = dsid if isinstance(dsid, str) and dsid else None
             if self.client._credentials is not None:
@@ -405,16 +428,26 @@ class AsyncSocket:
                 return
             try:
                 async with self.open_lock:
+                    previous = self.dsid
                     if self.ws is None:
-                        await self._connect()
+                        await self._connect({c.id: c._position for c in self.hub._of(["websocket"]) if c.id and c._position is not None})
+                    same = previous is not None and self.dsid == previous  # else the server knows none of the ids
                     for consumer in self.hub._of(["websocket"]):
+                        sent = consumer._position if same else None
                         try:
-                            ack = await self.request(consumer._subscribe_message())
+                            ack = await self.request(consumer._resubscribe_message() if same else consumer._subscribe_message())
                         except Fault as e:
+                            if e.code == UNAVAILABLE:
+                                raise
                             self.hub._fail([consumer], e)
                             continue
-                        self.hub._move(consumer, _consumer_id(ack))
+                        log.debug("websocket client %s: consumer %s resubscribed after position %s", self.dsid, ack.clientId, sent)
+                        self.hub._move(consumer, _consumer_id(ack), ack, sent)
                 return
-            except TransportError as e:
+            except (TransportError, Fault) as e:
+                if isinstance(e, Fault) and e.code != UNAVAILABLE:
+                    raise
+                # Not reached, or its broker away (Redis restarting): again, on a new socket.
+                log.debug("websocket client %s: reconnection failed: %s", self.dsid, e)
                 error = e
                 await self.close(final=False)

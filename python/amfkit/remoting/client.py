@@ -651,13 +651,16 @@ class Client(_Core, _Proxies):
             return
         self._handshake()
 
-    def _handshake(self, stale: str | None = None, *, messaging: bool = False) -> None:
+    def _handshake(self, stale: str | None = None, *, messaging: bool = False, keep: bool = False) -> None:
         """Ping for a DSId (and log in, in Flex mode), unless the client has one other
-        than `stale`: a Consumer that lost its server renews the id this way."""
+        than `stale`. `keep`: ping under the DSId the client has (a Consumer whose server
+        forgot the client greets it again as the same FlexClient, which its Consumer ids
+        and positions belong to)."""
         with self._connect_lock:
-            if self._dsid is not None and self._dsid != stale:
-                return
-            self._dsid = None
+            if not keep:
+                if self._dsid is not None and self._dsid != stale:
+                    return
+                self._dsid = None
             ack = self._command(self._ping_body(messaging))
             self._connected(ack)
             if self._credentials is not None and self.flex:
@@ -892,16 +895,17 @@ class AsyncClient(_Core, _Proxies):
             return
         await self._handshake()
 
-    async def _handshake(self, stale: str | None = None, *, messaging: bool = False) -> None:
+    async def _handshake(self, stale: str | None = None, *, messaging: bool = False, keep: bool = False) -> None:
         """`Client._handshake`, awaited."""
         import asyncio
 
         if self._connect_lock is None:
             self._connect_lock = asyncio.Lock()
         async with self._connect_lock:
-            if self._dsid is not None and self._dsid != stale:
-                return
-            self._dsid = None
+            if not keep:
+                if self._dsid is not None and self._dsid != stale:
+                    return
+                self._dsid = None
             ack = await self._command(self._ping_body(messaging))
             self._connected(ack)
             if self._credentials is not None and self.flex:
