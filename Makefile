@@ -270,16 +270,19 @@ js-test: js-deps ## the TypeScript codec's own tests (node's test runner over fi
 	cd js && npm test --silent
 
 .PHONY: lint
-lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench
+lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench for every supported CPython
 	$(CARGO) fmt --all -- --check
 	PYO3_PYTHON=$(VENV_ABS)/bin/python $(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(VPY) -m mypy
+	@# The standard library as each supported version has it (typeshed's version checks).
+	@for v in $$($(VPY) tests/pythons/interpreters.py --supported); do \
+	  echo "$(VPY) -m mypy --python-version $$v"; $(VPY) -m mypy --python-version $$v || exit 1; \
+	done
 
 .PHONY: clean
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
-	rm -rf $(PYTHONS_DIR)/*/.amfkit-venv.stamp
+	rm -f $(PYTHONS_DIR)/*/.amfkit-*.stamp
 	find python bench tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
