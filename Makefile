@@ -120,7 +120,7 @@ test-python: build system-deps bench-deps js-deps ruffle-deps ## build, then run
 PG_BINDIR := $(firstword $(patsubst %/pg_ctl,%,$(wildcard /usr/lib/postgresql/*/bin/pg_ctl)))
 
 .PHONY: system-deps
-system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe, tshark, tcpdump, iproute2; via apt-get)
+system-deps: ## install the servers and tools the tests use when missing (PostgreSQL, Redis, memcached, nginx, Chromium, haxe, tshark, tcpdump, iproute2, xxd, hexdump; via apt-get)
 	@if [ -n "$(PG_BINDIR)" ] || { command -v pg_ctl && command -v initdb; } >/dev/null 2>&1 \
 	  || { command -v pg_config >/dev/null 2>&1 && [ -x "$$(pg_config --bindir)/pg_ctl" ]; }; then \
 	  exit 0; \
@@ -167,10 +167,13 @@ system-deps: ## install the servers and tools the tests use when missing (Postgr
 	@# (it compiles the SWF tests/browser/test_ruffle.py runs in Ruffle), tcpdump (the
 	@# capture tests record loopback traffic), tshark (they check what amfkit reads
 	@# from a pcap against it; its debconf question about non-root capture is answered
-	@# "no" beforehand) and iproute2 (`ip`: the multi-host tests' network namespaces):
-	@# one apt-get for all.
+	@# "no" beforehand), iproute2 (`ip`: the multi-host tests' network namespaces), xxd
+	@# and hexdump (bsdextrautils: the hex dumps `amfkit decode` reads, made by the tools
+	@# themselves): one apt-get for all.
 	@missing=""; \
 	{ command -v memcached || [ -x /usr/bin/memcached ]; } >/dev/null 2>&1 || missing="$$missing memcached"; \
+	command -v xxd >/dev/null 2>&1 || missing="$$missing xxd"; \
+	command -v hexdump >/dev/null 2>&1 || missing="$$missing bsdextrautils"; \
 	{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || missing="$$missing nginx-light"; \
 	{ command -v chromium || [ -x /usr/bin/chromium ]; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v haxe >/dev/null 2>&1 || missing="$$missing haxe"; \
@@ -215,7 +218,7 @@ fuzz-smoke: fuzz-deps ## seed the corpora, fuzz every target 12 s (stable, no sa
 fuzz-python: build ## the Python-layer targets (tests/support/fuzz_targets.py) under atheris, FUZZ_SECONDS each; crashes in out/fuzz-python
 	$(VPY) -m pip install --quiet 'atheris>=2.3'
 	@mkdir -p out/fuzz-python
-	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol nested; do \
+	@cd out/fuzz-python && for t in amf0 amf3 packet gateway sol nested forms; do \
 	  echo "atheris $$t: $(FUZZ_SECONDS) s"; \
 	  $(VENV_ABS)/bin/python $(CURDIR)/crates/fuzz/atheris_fuzz.py $$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 2>&1 | tail -n 3; \
 	  test $${PIPESTATUS[0]} -eq 0 || { echo "atheris $$t: crash, input in out/fuzz-python/crash-*" >&2; exit 1; }; \
@@ -226,10 +229,6 @@ bench: build bench-deps ## build, then every benchmark: out/bench.json and the H
 	$(VENV)/bin/amfkit bench $(ARGS) --json out/bench.json --report out/bench.html
 
 .PHONY: bench-deps
-.PHONY: bench-capture
-bench-capture: build ## the largest capture: a 56 MB pcap of 2,000 calls read by amfkit inspect --summary and Gateway.from_capture, one call replayed (time, peak memory; ARGS='--quick')
-	$(VENV)/bin/python tools/capture_big_bench.py $(ARGS)
-
 bench-deps: ## install wrk (the gateway benchmark's load generator) when missing
 	@command -v wrk >/dev/null 2>&1 && exit 0; \
 	echo "wrk not found (the gateway benchmark's load generator): installing it"; \

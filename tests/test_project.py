@@ -1,9 +1,10 @@
 """The project's own promises, outside the package: `make help` lists every target, the
-dev-dependency lists agree, and the `>>>` examples of the README and of the user
-documentation (docs/) run as written."""
+dev-dependency lists agree, the library never imports its command line, and the `>>>`
+examples of the README and of the user documentation (docs/) run as written."""
 
 from __future__ import annotations
 
+import ast
 import doctest
 import re
 import shutil
@@ -63,6 +64,39 @@ def test_the_bench_distribution_is_released_with_amfkit_and_installed_by_make(re
     assert sorted(set(needed) - set(dev)) == []
     makefile = (repo_root / "Makefile").read_text()
     assert "pip install --quiet --no-deps -e ./bench" in makefile
+
+
+# -- the package's shape ---------------------------------------------------------------
+
+
+def _imported(path, package):
+    """The absolute names of the modules a file imports (`from .. import x` gives
+    `amfkit.x` as well as `amfkit`)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            names.append(module)
+            names += [f"{module}.{a.name}" for a in node.names]
+    return names
+
+
+def test_the_library_never_imports_the_command_line(repo_root):
+    """Library code (python/amfkit outside cli/) never imports `amfkit.cli`: what the
+    library and the command line both print with (the value tree, the JSON mapping, the
+    packet printer, the value readings) lives in the library, and the CLI imports it."""
+    root = repo_root / "python" / "amfkit"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "cli" or rel.parts == ("__main__.py",):
+            continue
+        package = ["amfkit", *rel.parts[:-1]]
+        found += [f"{rel}: {name}" for name in _imported(path, package) if name == "amfkit.cli" or name.startswith("amfkit.cli.")]
+    assert found == []
 
 
 # -- the documentation's examples -----------------------------------------------------

@@ -22,6 +22,8 @@ EXPERIMENTS: dict[str, str] = {
     "messaging": "amfkit_bench.messaging",
     "assets": "amfkit_bench.assets",
     "saves": "amfkit_bench.saves",
+    "capture": "amfkit_bench.capture",
+    "forms": "amfkit_bench.forms",
 }
 
 

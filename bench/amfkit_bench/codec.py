@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from . import graphs, peers
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
 from .text import fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell, waited
 from .timing import machine_facts, measure

@@ -25,12 +25,15 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
 __all__ = [
-    "GOAL_SPEEDUP", "PLACEMENTS", "ARTICLE_FIGURES", "SIZES", "TRANSPORTS", "Options", "cpus", "format_report", "local_redis", "main",
-    "parse_options", "run", "shown_url", "with_prefix",
+    "GOAL_SPEEDUP", "PLACEMENTS", "ARTICLE_FIGURES", "RAW", "SIZES", "TRANSPORTS", "Options", "cpus", "format_report", "left_lines",
+    "local_redis", "main", "parse_options", "run", "shown_url", "with_prefix",
 ]  # fmt: skip
 
-#: Transports in report order: `mp.Queue` is the baseline.
-TRANSPORTS = ("mp.Queue", "mp.Pipe", "os.pipe", "shm", "redis")
+#: Transports in report order: `mp.Queue` is the baseline; "shm segment" is the raw
+#: segment under the shm broker, its round trips in Rust on both sides (the floor).
+TRANSPORTS = ("mp.Queue", "mp.Pipe", "os.pipe", "shm", "shm segment", "redis")
+#: The raw segment's row: what the shm broker's round trip is compared with.
+RAW = "shm segment"
 BASELINE = "mp.Queue"
 #: Where A and B run: each pinned to a core of its own, or both to one core.
 PLACEMENTS = ("2 cores", "1 core")
@@ -215,6 +218,56 @@ class _Fd:
         return _Fd(dup.detach())
 
 
+class _SegmentEnd(_End):
+    """The raw segment under the shm broker (`ShmSegment`), no broker: the body's AMF3
+    appended to one log and read from the other. The timed round trips run in Rust on
+    both sides (`shm_ping` in A, `shm_echo` in B: an append, a wait on the log's head, a
+    read, no Python per message, and B echoes the bytes as they came); the checks before
+    go through Python (append, read, and wait on the bell)."""
+
+    def __init__(self, url: str, out: str, into: str) -> None:
+        from amfkit import amf3
+        from amfkit._amfkit import ShmSegment
+
+        self.seg = ShmSegment(url.partition("://")[2])
+        self.out, self.into = out, into
+        self.cursor = self.seg.head(into)  # before the other side may send
+        self.encode, self.decode = amf3.encode, amf3.decode
+
+    def send(self, body: Any) -> None:
+        self.seg.append(self.out, self.encode(body))
+
+    def recv(self) -> Any:
+        seg = self.seg
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while True:
+            bell = seg.bell()
+            items, self.cursor, _ = seg.read(self.into, self.cursor, 1)
+            if items:
+                return self.decode(items[0][1])
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no record on {self.into!r} within {REPLY_TIMEOUT:g} s")
+            seg.wait(bell, 0.1)
+
+    def round_trips(self, body: Any, n: int) -> list[int]:
+        """`n` timed round trips of `body`, in Rust; each one's nanoseconds (every reply
+        compared with what was sent)."""
+        from amfkit._amfkit import shm_ping
+
+        times, self.cursor = shm_ping(self.seg, self.out, self.into, self.cursor, self.encode(body), n, REPLY_TIMEOUT)
+        return times
+
+    def echo(self) -> int:
+        """B: echo every record until A's None; how many were echoed (the watchdog ends
+        a B that waits forever)."""
+        from amfkit._amfkit import shm_echo
+
+        return shm_echo(self.seg, self.into, self.out, self.cursor, self.encode(None), 3600.0)
+
+    def close(self) -> None:
+        self.seg.close()
+
+
 def _b_end(kind: str, spec: Any) -> _End:
     """B's end of a transport, from what A handed it."""
     if kind == "mp.Queue":
@@ -223,6 +276,8 @@ def _b_end(kind: str, spec: Any) -> _End:
         return _PipeEnd(spec)
     if kind == "os.pipe":
         return _FdEnd(spec[0].fd, spec[1].fd)
+    if kind == RAW:
+        return _SegmentEnd(spec, "pong", "ping")
     return _BrokerEnd(spec, "pong", "ping")
 
 
@@ -242,6 +297,9 @@ def _echo(kind: str, spec: Any, control: Connection, cpu: int | None = None) -> 
         end = _b_end(kind, spec)
         control.send(("ready", os.getpid()))
         gc.disable()
+        if isinstance(end, _SegmentEnd):
+            control.send(("done", end.echo()))
+            return
         while True:
             body = end.recv()
             if body is None:
@@ -288,6 +346,11 @@ class _Pair:
             self.abort = lambda: None
             spec = (_Fd(r1), _Fd(w2))
             theirs += [r1, w2]
+        elif kind == RAW:
+            assert url is not None
+            self.end = _SegmentEnd(url, "ping", "pong")  # its cursor in "pong" before B starts
+            self.abort = lambda: None  # A's wait times out
+            spec = url
         else:
             assert url is not None
             self.end = _BrokerEnd(url, "ping", "pong")  # subscribed to "pong" before B starts
@@ -375,6 +438,9 @@ def _check(pair: _Pair, size: str) -> None:
 def _series(pair: _Pair, body: str, n: int) -> list[int]:
     """`n` timed round trips (ns each); every reply compared after the clock is read."""
     end = pair.end
+    if isinstance(end, _SegmentEnd):
+        pair.sent += n
+        return end.round_trips(body, n)
     send, recv = end.send, end.recv
     clock = time.perf_counter_ns
     times = [0] * n
@@ -580,7 +646,7 @@ def run(options: Options, redis_url: str | None = None, redis_why: str | None = 
         where = cpus(placement)
         url: str | None = None
         why = "" if where is not None else "this process may run on one CPU only"
-        if kind == "shm":
+        if kind in ("shm", RAW):
             url = f"shm://bench-{tag}-{i}"
         elif kind == "redis":
             if redis_url is None:
@@ -702,10 +768,29 @@ def article_lines() -> list[str]:
     ]
 
 
+def left_lines(report: dict[str, Any]) -> list[str]:
+    """Per placement, the shm broker's round trip against the raw segment's (what is left
+    is the broker's own work)."""
+    from .text import fmt_figure
+
+    lines = []
+    for placement in report.get("placements", PLACEMENTS):
+        shm, raw = row_of(report, "shm", GOAL_SIZE, placement), row_of(report, RAW, GOAL_SIZE, placement)
+        if shm and raw and "p50_us" in shm and "p50_us" in raw:
+            lines.append(
+                f"{GOAL_SIZE}, {placement}: the raw segment's ping-pong (Rust on both sides, no Python per message) takes "
+                f"{fmt_figure(raw['p50_us'])} µs a round trip (median), the shm broker's {fmt_figure(shm['p50_us'])} µs: the "
+                f"broker's own work (its record, the Message, both sides' Python calls) is the "
+                f"{fmt_figure(max(shm['p50_us'] - raw['p50_us'], 0.0))} µs left."
+            )
+    return lines
+
+
 def findings(report: dict[str, Any]) -> list[str]:
     from .text import fmt_factor, fmt_figure
 
     found = [f"{g['goal']}: {g['value']} ({'met' if g['met'] else 'NOT met'})." for g in report.get("goals", [])]
+    found += left_lines(report)
     for placement in report.get("placements", PLACEMENTS):
         for size in SIZES:
             shm, queue = row_of(report, "shm", size, placement), row_of(report, BASELINE, size, placement)
@@ -755,6 +840,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines += [f"  {line}" for line in article_lines()]
     for g in report["goals"]:
         lines.append(f"goal: {g['goal']}: {g['value']}: {'met' if g['met'] else 'NOT met'}")
+    lines += left_lines(report)
     return "\n".join(lines)
 
 

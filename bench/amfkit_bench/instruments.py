@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
 from . import peers as peer_libs
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 from .model import Bar, Chart, Section, Table, add_ratios, experiment_main, options_dict, round_trip, timing_bar
 from .text import fmt_factor, fmt_figure, machine_lines, ratio_cell, text_table, than, timing_cell
 from .timing import machine_facts, measure

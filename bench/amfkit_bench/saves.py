@@ -160,7 +160,7 @@ def _check(peer: Peer, data: bytes, written: bytes, expected: Any, old: int, cod
     byte for byte but for the edited value (its one byte); Py3AMF's must read back, with
     amfkit, as the same values with the edit."""
     from amfkit import sol
-    from amfkit.diff import first_difference
+    from amfkit.compare import first_difference
 
     if peer.library == "py3amf" and (codec == "cpyamf.amf3") != cython:
         return f"Py3AMF ran with {codec}, not its {'Cython' if cython else 'pure-Python'} codec"

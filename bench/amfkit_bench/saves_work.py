@@ -4,7 +4,9 @@ the time, the CPU time and the peak memory are printed as one line of JSON.
 
 `saves.py` runs this file's text as `python -c TEXT WORK SRC DST INDEX`, so that any
 interpreter can run it (one where Py3AMF's Cython extension is built, too): it imports the
-standard library and the library it measures, nothing of the lab's.
+standard library and the library it measures, nothing of the lab's. Its memory helpers
+(`reset_peak`, `peak_rss_mb`, `status_mb`) serve the lab's other child processes too
+(`capture_work`, `forms_work`).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def _library(work: str) -> dict[str, Any]:
     return {"library": "py3amf", "version": version, "codec": pyamf._get_amf_module(3).__name__}
 
 
-def _status_mb(field: str) -> float | None:
+def status_mb(field: str) -> float | None:
     """A size from /proc/self/status (Linux), in MiB; None elsewhere."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
@@ -92,7 +94,7 @@ def _status_mb(field: str) -> float | None:
     return None
 
 
-def _reset_peak() -> bool:
+def reset_peak() -> bool:
     """Reset this process's peak resident memory to its current (Linux 4.0 and later):
     the peak read after the work is then the work's, not the imports'."""
     try:
@@ -100,12 +102,12 @@ def _reset_peak() -> bool:
             f.write("5")
     except OSError:
         return False
-    return _status_mb("VmHWM") is not None
+    return status_mb("VmHWM") is not None
 
 
-def _peak_rss_mb() -> float | None:
+def peak_rss_mb() -> float | None:
     """The process's peak resident memory: VmHWM where /proc has it, else getrusage's."""
-    peak = _status_mb("VmHWM")
+    peak = status_mb("VmHWM")
     if peak is not None:
         return peak
     try:
@@ -123,12 +125,12 @@ def measure(work: str, src: str, dst: str, index: int) -> dict[str, Any]:
     if work == "py3amf-pure":
         sys.modules["cpyamf"] = None  # type: ignore[assignment]  # import cpyamf fails: Py3AMF falls back to pure Python
     facts = _library(work)
-    reset = _reset_peak()
-    before = _status_mb("VmRSS") if reset else _peak_rss_mb()
+    reset = reset_peak()
+    before = status_mb("VmRSS") if reset else peak_rss_mb()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     WORK[work](src, dst, index)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    peak = _peak_rss_mb()
+    peak = peak_rss_mb()
     facts.update(
         wall_s=wall,
         cpu_s=cpu,

@@ -3,7 +3,7 @@ with atheris, for `make fuzz-python`:
 
     python crates/fuzz/atheris_fuzz.py TARGET [libFuzzer options]
 
-TARGET is one of amf0, amf3, packet, gateway, sol. The seeds of that target are written
+TARGET is one of amf0, amf3, packet, gateway, sol, nested, forms. The seeds of that target are written
 to crates/fuzz/corpus/python-TARGET (ignored by git) and the run continues from that
 corpus, so a second run starts where the first stopped. A failed promise or any other
 exception is a crash: libFuzzer writes the input to crash-* in the working directory

@@ -17,6 +17,7 @@ from ._types import (
     ObjectKey,
     ObjectProxy,
     ObjectVector,
+    Opaque,
     Table,
     TypedObject,
     Undefined,
@@ -37,6 +38,7 @@ _amfkit._setup(
     date=Date,
     array_collection=ArrayCollection,
     object_proxy=ObjectProxy,
+    opaque=Opaque,
     table=Table,
     fixed_vector=FixedVector,
 )
@@ -44,6 +46,7 @@ _amfkit._setup(
 from ._amfkit import AMFError, DecodeError, EncodeError  # noqa: E402
 from ._registry import register_class, unregister_class, registered_classes  # noqa: E402
 from . import amf0, amf3  # noqa: E402
+from .differences import Difference, diff  # noqa: E402
 
 __version__ = _amfkit.__version__
 
@@ -51,6 +54,7 @@ __all__ = [
     "AMFError",
     "ArrayCollection",
     "DecodeError",
+    "Difference",
     "EncodeError",
     "Date",
     "Dictionary",
@@ -59,6 +63,7 @@ __all__ = [
     "ObjectKey",
     "ObjectProxy",
     "ObjectVector",
+    "Opaque",
     "Table",
     "TypedObject",
     "Undefined",
@@ -67,6 +72,7 @@ __all__ = [
     "XMLDocument",
     "amf0",
     "amf3",
+    "diff",
     "register_class",
     "registered_classes",
     "unregister_class",

@@ -2,7 +2,7 @@
 
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Buffer, Self, disjoint_base
 
 _Buffer = Union[bytes, bytearray, memoryview]
 
@@ -31,6 +31,8 @@ __all__ = [
     "decode_values",
     "encode_sol",
     "encode_values",
+    "wire_read",
+    "wire_write",
     "Amf0Decoder",
     "Amf3Decoder",
     "Amf0Encoder",
@@ -38,6 +40,12 @@ __all__ = [
     "DataInput",
     "DataOutput",
     "ShmSegment",
+    "Layout",
+    "Encoded",
+    "ShmSubscriber",
+    "shm_publish",
+    "shm_ping",
+    "shm_echo",
 ]
 
 __version__: str
@@ -61,6 +69,9 @@ def decode_packet(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> tuple[int, list[tuple[str, bool, Any]], list[tuple[str, str, Any]]]: ...
 def decode_packet_layout(
     data: _Buffer,
@@ -90,7 +101,7 @@ def decode_sol(
     max_size: int = 268_435_456,
     tz_aware: bool = False,
     lossless: bool = False,
-) -> tuple[str, int, dict[str, Any], dict[int, Any] | None, bool]: ...
+) -> tuple[str, int, dict[str, Any], Layout | None, bool]: ...
 def encode_sol(
     name: str,
     version: int,
@@ -99,9 +110,10 @@ def encode_sol(
     *,
     default: Callable[[Any], Any] | None = None,
     max_depth: int = 1024,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
-) -> bytes: ...
+    size_hint: int = 0,
+) -> Encoded: ...
 def decode_values(
     data: _Buffer,
     version: int,
@@ -112,18 +124,45 @@ def decode_values(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
-) -> tuple[Any, dict[int, Any], bool, bool]: ...
+) -> tuple[Any, Layout, bool, bool]: ...
 def encode_values(
     value: Any,
     version: int,
     /,
     *,
     stream: bool = False,
-    layout: dict[int, Any] | None = None,
+    layout: Layout | None = None,
     inline_strings: bool = False,
     max_depth: int = 1024,
     switch: bool = False,
 ) -> bytes: ...
+
+def wire_read(
+    data: _Buffer,
+    form: str,
+    /,
+    *,
+    stream: bool = False,
+    max_depth: int = 128,
+    max_objects: int = 10_000_000,
+    max_size: int = 268_435_456,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+) -> Any: ...
+def wire_write(doc: Any, form: str, /, *, stream: bool = False) -> bytes: ...
+@final
+class Layout:
+    """The encoding choices of a lossless read (opaque): the traits each object was
+    read with, and the size of what was read."""
+
+    def __len__(self) -> int: ...
+
+@final
+class Encoded(Buffer):
+    """Bytes an encoder wrote, not copied: a read-only buffer (`bytes(e)`,
+    `memoryview(e)`, `file.write(e)`)."""
+
+    def __len__(self) -> int: ...
 
 class AMFError(Exception): ...
 
@@ -161,6 +200,9 @@ def amf0_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf3_decode(
     data: _Buffer,
@@ -171,6 +213,9 @@ def amf3_decode(
     max_objects: int = 10_000_000,
     max_size: int = 268_435_456,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Any: ...
 def amf0_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
 def amf3_encode(obj: Any, /, *, default: Callable[[Any], Any] | None = None, max_depth: int = 1024) -> bytes: ...
@@ -184,6 +229,9 @@ class Amf0Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -195,6 +243,12 @@ class Amf0Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf3Decoder:
@@ -205,6 +259,9 @@ class Amf3Decoder:
         max_objects: int = 10_000_000,
         max_size: int = 268_435_456,
         tz_aware: bool = False,
+        unknown_externalizable: str = "error",
+        externalizable: Mapping[str, str] | None = None,
+        on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
     ) -> Self: ...
     def decode(self, data: _Buffer, /, *, allow_trailing: bool = False) -> Any: ...
     def decode_all(self, data: _Buffer, /) -> list[Any]: ...
@@ -216,6 +273,12 @@ class Amf3Decoder:
     def max_size(self) -> int: ...
     @property
     def tz_aware(self) -> bool: ...
+    @property
+    def unknown_externalizable(self) -> str: ...
+    @property
+    def externalizable(self) -> dict[str, str]: ...
+    @property
+    def on_mismatch(self) -> Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None: ...
 
 @final
 class Amf0Encoder:
@@ -309,3 +372,36 @@ class ShmSegment:
     def __exit__(self, *exc: object) -> None: ...
     @staticmethod
     def remove_stale(name: str, directory: str = "/dev/shm") -> bool: ...
+
+@disjoint_base
+class ShmSubscriber:
+    """A subscription of this process to one destination's log of a `ShmSegment`, read,
+    filtered and decoded in Rust (`amfkit.messaging.shm_subscriber.ShmSubscriber`)."""
+
+    def __new__(
+        cls,
+        segment: ShmSegment,
+        log: str,
+        destination: str,
+        message_type: type,
+        subtopic: str | None = None,
+        selector: Callable[[Any], Any] | None = None,
+        spin: float = 5e-05,
+    ) -> Self: ...
+    def receive(self, timeout: float | None = None) -> Any: ...
+    def wait(self, timeout: float) -> bool: ...
+    def close(self) -> None: ...
+    @property
+    def destination(self) -> str: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def cursor(self) -> int: ...
+
+def shm_publish(segment: ShmSegment, prefix: str, destination: str, body: Any) -> int: ...
+def shm_ping(
+    segment: ShmSegment, out: str, into: str, cursor: int, record: bytes, n: int, timeout: float = 10.0
+) -> tuple[list[int], int]: ...
+def shm_echo(segment: ShmSegment, into: str, out: str, cursor: int, stop: bytes, timeout: float = 10.0) -> int: ...

@@ -25,6 +25,7 @@ __all__ = [
     "Date",
     "ArrayCollection",
     "ObjectProxy",
+    "Opaque",
     "Table",
 ]
 
@@ -247,30 +248,89 @@ class ArrayCollection(list):
     """Flex's `flex.messaging.io.ArrayCollection`: an externalizable wrapper of one Array.
 
     It is a `list`; it encodes (AMF3) as the externalizable class around an Array.
+    `alias` is None for Flex's own class; another class whose body is one Array (read
+    with `decode(..., externalizable={"com.x.List": "arraycollection"})`) keeps its name
+    there and encodes back under it.
     """
 
-    __slots__ = ()
+    __slots__ = ("alias",)
+
+    def __init__(self, items: Iterable[Any] = (), /, *, alias: str | None = None) -> None:
+        super().__init__(items)
+        self.alias = alias
 
     def __repr__(self) -> str:
-        return f"ArrayCollection({list.__repr__(self)})"
+        if self.alias is None:
+            return f"ArrayCollection({list.__repr__(self)})"
+        return f"ArrayCollection({list.__repr__(self)}, alias={self.alias!r})"
 
     def __reduce__(self):
-        return (ArrayCollection, (list(self),))
+        return (_rebuild_array_collection, (list(self), self.alias))
+
+
+def _rebuild_array_collection(items, alias=None):
+    return ArrayCollection(items, alias=alias)
 
 
 class ObjectProxy(dict):
     """Flex's `flex.messaging.io.ObjectProxy`: an externalizable wrapper of one object.
 
-    It is a `dict` of the wrapped object's members.
+    It is a `dict` of the wrapped object's members. `alias` is None for Flex's own
+    class; another class whose body is one object (read with `decode(...,
+    externalizable={"com.x.Bag": "objectproxy"})`) keeps its name there.
     """
 
-    __slots__ = ()
+    __slots__ = ("alias",)
+
+    def __init__(self, *args: Any, alias: str | None = None, **members: Any) -> None:
+        super().__init__(*args, **members)
+        self.alias = alias
 
     def __repr__(self) -> str:
-        return f"ObjectProxy({dict.__repr__(self)})"
+        if self.alias is None:
+            return f"ObjectProxy({dict.__repr__(self)})"
+        return f"ObjectProxy({dict.__repr__(self)}, alias={self.alias!r})"
 
     def __reduce__(self):
-        return (ObjectProxy, (dict(self),))
+        return (_rebuild_object_proxy, (dict(self), self.alias))
+
+
+def _rebuild_object_proxy(members, alias=None):
+    return ObjectProxy(members, alias=alias)
+
+
+class Opaque:
+    """An object of an externalizable class nobody registered, kept as bytes: what
+    `decode(..., unknown_externalizable="opaque")` gives where the class's body cannot
+    be read. `alias` is the class name, `data` the bytes from the end of its traits to
+    the end of the input (its body, and whatever came after it), `dynamic` the traits'
+    dynamic bit. It encodes (AMF3) back to the bytes it was read from.
+
+    Nothing in AMF says where such a body ends, so it is sound only where the object
+    ends its input: the whole value, the last item of the arrays around it, the last
+    value of a stream, or a remoting body whose length field is true (docs/cli.md,
+    "Bytes others wrote").
+    """
+
+    __slots__ = ("alias", "data", "dynamic")
+
+    def __init__(self, alias: str, data: bytes = b"", dynamic: bool = False) -> None:
+        self.alias = alias
+        self.data = bytes(data)
+        self.dynamic = bool(dynamic)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Opaque):
+            return NotImplemented
+        return (self.alias, self.data, self.dynamic) == (other.alias, other.data, other.dynamic)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.alias!r}, <{len(self.data)} bytes>)"
+
+    def __reduce__(self):
+        return (Opaque, (self.alias, self.data, self.dynamic))
 
 
 class Table:

@@ -186,7 +186,7 @@ class _Base64(Layer):
 
 
 class _Amf(Layer):
-    def __init__(self, original: bytes, version: int, layout: Any, inline_strings: bool, stream: bool) -> None:
+    def __init__(self, original: bytes, version: int, layout: _amfkit.Layout, inline_strings: bool, stream: bool) -> None:
         self.codec = f"amf{version}"
         self.original = original
         self.version = version

@@ -36,11 +36,13 @@ class SOL(dict[str, Any]):
 
     name: str
     amf_version: int
-    # From a lossless read: the traits each AMF3 object was read with (id -> (object,
-    # token)) and whether the file's writer never references strings; None and False
-    # for a SOL built in code, which `dumps` writes as Flash Player would.
-    _layout: dict[int, Any] | None = None
+    # From a lossless read: the traits each AMF3 object was read with (an opaque
+    # `_amfkit.Layout`) and whether the file's writer never references strings; None and
+    # False for a SOL built in code, which `dumps` writes as Flash Player would.
+    _layout: _amfkit.Layout | None = None
     _inline_strings: bool = False
+    # From any read: the size of the file, which `dumps` reserves for its output at once.
+    _size_hint: int = 0
 
     def __init__(
         self,
@@ -79,6 +81,7 @@ class SOL(dict[str, Any]):
         other = SOL(self.name, self, amf_version=self.amf_version)
         other._layout = self._layout
         other._inline_strings = self._inline_strings
+        other._size_hint = self._size_hint
         return other
 
 
@@ -104,6 +107,7 @@ def loads(
         data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware, lossless=lossless
     )
     shared = SOL(name, values, amf_version=version)
+    shared._size_hint = memoryview(data).nbytes
     if lossless:
         shared._layout = layout
         shared._inline_strings = inline_strings
@@ -141,13 +145,7 @@ def dumps(sol: Mapping[str, Any], *, default: Callable[[Any], Any] | None = None
     unknown objects. Raises `amfkit.EncodeError` for a value or name that cannot be
     written, and `ValueError` for an `amf_version` other than 0 and 3. A SOL from a
     lossless read is written with the encoding choices it was read with (see `loads`)."""
-    name = getattr(sol, "name", "")
-    version = getattr(sol, "amf_version", 3)
-    if isinstance(sol, SOL) and sol._layout is not None:
-        return _amfkit.encode_sol(
-            name, version, sol, default=default, layout=sol._layout, inline_strings=sol._inline_strings
-        )
-    return _amfkit.encode_sol(name, version, sol, default=default)
+    return bytes(_encode(sol, default))
 
 
 def dump(
@@ -155,14 +153,36 @@ def dump(
 ) -> None:
     """Write `dumps(sol)` to a path (str or path-like; created or replaced) or to a binary
     file opened for writing."""
-    data = dumps(sol, default=default)
+    _write(_encode(sol, default), file, "dump")
+
+
+def _encode(sol: Mapping[str, Any], default: Callable[[Any], Any] | None) -> _amfkit.Encoded:
+    """The file's bytes, in the encoder's own buffer (not yet copied into a bytes)."""
+    name = getattr(sol, "name", "")
+    version = getattr(sol, "amf_version", 3)
+    if not isinstance(sol, SOL):
+        return _amfkit.encode_sol(name, version, sol, default=default)
+    return _amfkit.encode_sol(
+        name,
+        version,
+        sol,
+        default=default,
+        layout=sol._layout,
+        inline_strings=sol._inline_strings,
+        size_hint=sol._size_hint,
+    )
+
+
+def _write(data: _amfkit.Encoded, file: _Path | IO[bytes], what: str) -> None:
+    """Write encoded bytes to a path (from the encoder's buffer, without a copy) or to a
+    binary file (as a bytes)."""
     if isinstance(file, (str, os.PathLike)):
         with open(file, "wb") as f:
             f.write(data)
     elif hasattr(file, "write"):
-        file.write(data)
+        file.write(bytes(data))
     else:
-        raise TypeError(f"dump expects a path or a binary file, not {type(file).__name__}")
+        raise TypeError(f"{what} expects a path or a binary file, not {type(file).__name__}")
 
 
 def edit(

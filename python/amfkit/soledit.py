@@ -141,6 +141,13 @@ class SaveEditor:
     def dumps(self) -> bytes:
         """The edited file's bytes: each edited layer encoded back into the value that
         holds it (innermost first), then the file (`amfkit.sol.dumps`, lossless)."""
+        return bytes(self._encode())
+
+    def dump(self, file: _Path | IO[bytes]) -> None:
+        """Write `dumps()` to a path (created or replaced) or a binary file."""
+        sol._write(self._encode(), file, "dump")
+
+    def _encode(self) -> _amfkit.Encoded:
         for key in sorted(self._layers, key=len, reverse=True):
             opened = self._layers[key]
             if not opened.dirty:
@@ -162,18 +169,7 @@ class SaveEditor:
             _, parent = valuepath.locate(container, list(opened.rel[:-1]))
             parent[opened.rel[-1]] = encoded
             opened.dirty = False
-        return sol.dumps(self.sol)
-
-    def dump(self, file: _Path | IO[bytes]) -> None:
-        """Write `dumps()` to a path (created or replaced) or a binary file."""
-        data = self.dumps()
-        if isinstance(file, (str, os.PathLike)):
-            with open(file, "wb") as f:
-                f.write(data)
-        elif hasattr(file, "write"):
-            file.write(data)
-        else:
-            raise TypeError(f"dump expects a path or a binary file, not {type(file).__name__}")
+        return sol._encode(self.sol, None)
 
     # -- the layers --------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import pytest
 import amfkit
 import amfkit_bench
 from amfkit_bench import codec, graphs, timing
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 
 
 def _installed(module: str) -> bool:

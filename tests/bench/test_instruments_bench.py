@@ -13,7 +13,7 @@ import pytest
 import amfkit
 from amfkit.demo import services as demo_services
 from amfkit_bench import instruments, model
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 
 needs_protobuf = pytest.mark.skipif(
     importlib.util.find_spec("google.protobuf") is None or importlib.util.find_spec("grpc_tools") is None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,44 @@ def test_inspect_summary(recording: Any, capsys: pytest.CaptureFixture[str]) -> 
     assert rows["TileService.getTilesAsString"]["response_bytes"] > 20_000  # the gzipped answer, inflated
     assert main(["inspect", str(recording.flows), "--summary"]) == 0
     assert "EchoService.echo" in capsys.readouterr().out
+
+
+def _packet_texts(out: str) -> list[str]:
+    """The packets `inspect --packets` printed, in order (each the text below its
+    `### request` or `### response` line)."""
+    parts = re.split(r"^(?:## .*|### (?:request|response))\n", out, flags=re.M)
+    heads = re.findall(r"^(## .*|### (?:request|response))\n", out, flags=re.M)
+    return [text for head, text in zip(heads, parts[1:]) if head.startswith("### ")]
+
+
+def test_inspect_packets_print_what_decode_prints(recording: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from amfkit import capture
+    from amfkit.capture import packettext
+
+    assert main(["inspect", str(recording.pcap), "--packets"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# 8 HTTP exchanges holding 10 of 10 AMF calls\n")
+    assert len(re.findall(r"^## .* POST http://.*/gateway 200: calls? #\d", out, flags=re.M)) == 8
+    printed = _packet_texts(out)
+    calls = capture.calls_of(capture.read(recording.pcap)).calls
+    packets: list[bytes] = []
+    for c in calls:
+        assert c.packets is not None and c.packets[1] is not None
+        if not packets or c.packets[0] is not packets[-2]:
+            packets += [c.packets[0], c.packets[1]]
+    assert len(printed) == len(packets) == 16
+    body = tmp_path / "body.amf"
+    for text, data in zip(printed, packets):
+        body.write_bytes(data)
+        assert main(["decode", str(body)]) == 0
+        decoded = capsys.readouterr().out
+        assert text == decoded == packettext.RENDER(data) + "\n"
+    # Filtered: the exchanges holding the calls chosen, each once.
+    assert main(["inspect", str(recording.har), "--packets", "--status", "fault"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# 2 HTTP exchanges holding 2 of 10 AMF calls\n") and len(_packet_texts(out)) == 4
+    assert main(["inspect", str(recording.har), "--packets", "--json"]) == 1
+    assert "--packets prints packets as text" in capsys.readouterr().err
 
 
 def test_inspect_names_what_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

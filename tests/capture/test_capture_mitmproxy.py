@@ -1,8 +1,9 @@
 """The mitmproxy addon (amfkit.capture.mitmproxy_addon) and the packet text it shows and
 edits: the recorded bodies (Py3AMF's requests, amfkit's answers) come back byte for byte
-from unchanged text, one changed value changes only its bytes; and a real mitmdump
-between a client and `amfkit serve --demo` shows AMF bodies as the tree and rewrites
-values in requests (the `amf_set` option) and responses (the `amf.set` command)."""
+from unchanged text, one changed value changes only its bytes; the "AMF" view shows what
+`amfkit decode` prints for the same bytes; and a real mitmdump between a client and
+`amfkit serve --demo` shows AMF bodies so and rewrites values in requests (the `amf_set`
+option) and responses (the `amf.set` command)."""
 
 from __future__ import annotations
 
@@ -78,12 +79,56 @@ def test_bad_edits_are_one_line_errors() -> None:
         packetedit.assign(data, ['bodies[0].value[0]={"__bytes__": "%%%"}'])
 
 
-def test_the_tree_names_parts_and_flex_messages(recording: Any) -> None:
+def _view_text(data: bytes) -> str:
+    """The text the addon's "AMF" view gives mitmproxy for `data` (the addon loaded as
+    mitmproxy loads it, from its path)."""
+    import importlib.util
+
+    from amfkit.cli.mitmproxy import addon_path
+
+    spec = importlib.util.spec_from_file_location("amfkit_mitmproxy_addon_under_test", addon_path())
+    assert spec is not None and spec.loader is not None
+    addon = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(addon)
+    [view] = [v for v in addon.VIEWS if v.name == "AMF"]
+    if addon.EDITABLE:  # mitmproxy 12's views
+        return str(view.prettify(data, None))
+    _, lines = view(data, content_type="application/x-amf")
+    return "\n".join("".join(text for _, text in line) for line in lines)
+
+
+def test_the_view_shows_what_amfkit_decode_prints(recording: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bodies = _bodies(recording)
+    assert len(bodies) > 10
+    body = tmp_path / "body.amf"
+    for data in bodies:
+        body.write_bytes(data)
+        assert main(["decode", str(body)]) == 0
+        printed = capsys.readouterr().out
+        assert printed.startswith("# amf packet, version ")
+        assert packettext.RENDER(data) + "\n" == printed
+        assert _view_text(data) + "\n" == printed
     ping = [ex.request_body for ex in capture.read(recording.flows)][5]
     assert ping is not None
-    text = packettext.render(ping)
-    assert text.startswith("AMF3 packet, 0 headers, 1 body, ")
-    assert "body 1: target 'null', response '/1'\n  Flex CommandMessage\n" in text
+    text = packettext.RENDER(ping)
+    assert text.startswith("# amf packet, version 3, 0 headers, 1 body, ")
+    assert "\nbody 0: target 'null', response '/1'\n  Flex CommandMessage: operation 5 (client ping)" in text
+
+
+def test_the_view_keeps_an_unknown_externalizable_class_opaque(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A body holding a class nobody registered is shown (its bytes kept opaque), as
+    `amfkit decode --unknown-externalizable opaque` shows it; plain `decode` refuses it."""
+    from amfkit import Opaque
+
+    data = packet.encode(packet.Envelope(3, bodies=[packet.Body("/1/onResult", "null", Opaque("com.game.Map", b"\x01\x02\x03"))]))
+    body = tmp_path / "body.amf"
+    body.write_bytes(data)
+    assert main(["decode", str(body)]) == 1
+    assert "externalizable class" in capsys.readouterr().err
+    assert main(["decode", "--unknown-externalizable", "opaque", str(body)]) == 0
+    printed = capsys.readouterr().out
+    assert "externalizable 'com.game.Map' kept opaque (3 bytes)" in printed
+    assert packettext.RENDER(data) + "\n" == printed == _view_text(data) + "\n"
 
 
 def test_the_cli_prints_the_addon_path(capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,14 +194,16 @@ def test_mitmdump_shows_and_edits_amf(tmp_path: Path, python_exe: str, python_en
             proxy.terminate()
             out, err = proxy.communicate(timeout=60)
     shown = out.decode("utf-8", "replace")
-    assert "AMF0 packet, 0 headers, 1 body" in shown, shown[-2000:]
-    assert "body 1: target 'EchoService.echo', response '/1'" in shown
+    assert "body 0: target 'EchoService.echo', response '/1'" in shown
     assert "[0]: string 'changed by mitmproxy'" in shown
     from mitmproxy import io as mio
 
     with open(flows, "rb") as f:
         recorded = list(mio.FlowReader(f).stream())
     first = recorded[0].request.content
+    # What mitmdump printed for the edited request is what `amfkit decode` prints for it.
+    for line in packettext.RENDER(first).splitlines():
+        assert line in shown, (line, shown[-2000:])
     # Only the string and the body's length field (amfkit's client writes real lengths).
     before = b"\x00\x00\x00\x0d\x0a\x00\x00\x00\x01\x02\x00\x05hello"
     assert sent.endswith(before)

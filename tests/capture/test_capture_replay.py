@@ -37,6 +37,23 @@ def test_structural_keys() -> None:
     assert match.distance(match.key({"a": 1, "b": 2}), match.key({"a": 1, "b": 3})) == 1
 
 
+def test_differences_name_paths_and_kinds_in_replay_terms() -> None:
+    """Paths and kinds as `amfkit.diff` spells them, over what replay compares: what it
+    holds equal (an integer and a double, an ECMA and a strict array) is no difference."""
+    called = match.key([{"id": 3.0, "tags": MixedArray({"0": "a", "1": "b"}), "x y": [1, 2], "who": TypedObject("com.x.P", {"n": 1})}])
+    recorded = match.key([{"id": 3, "tags": ["a", "b"], "x y": [1, 2, 3], "who": {"n": "1"}, "z": True}])
+    found = [(d.path, d.kind, d.a, d.b) for d in match.differences(called, recorded)]
+    assert found == [
+        ("$[0].who", "class", "typed object 'com.x.P'", "object"),
+        ("$[0].who.n", "type", "number 1", "string '1'"),
+        ('$[0]["x y"]', "items", "2 items", "3 items"),
+        ("$[0].z", "missing", "no such member", "boolean true"),
+    ]
+    assert match.distance(called, recorded) == 4
+    assert match.differences(called, recorded, limit=1) == match.differences(called, recorded)[:1]
+    assert match.differences(called, called) == [] and match.distance(called, called) == 0
+
+
 def test_recorded_order_then_the_last_again() -> None:
     replay = Replay([_call(0, "Dice.roll", [6], 3), _call(1, "Dice.roll", [6], 5), _call(2, "Dice.roll", [20], 17)])
     assert [replay.answer("Dice.roll", [6]) for _ in range(4)] == [3, 5, 5, 5]
@@ -56,6 +73,9 @@ def test_unrecorded_call_names_the_nearest(caplog: pytest.LogCaptureFixture) -> 
         replay.answer("User.get", [{"id": 3, "full": True}])
     assert info.value.code == "Replay.NotRecorded"
     assert info.value.details["nearest"][0] == "User.get(object (2 members))"
+    # The first place where each nearest call of the target differs, called vs recorded.
+    assert info.value.details["differences"] == ["$[0].id: number 3 vs number 1", "$[0].full: boolean true vs boolean false", None]
+    assert "User.get(object (2 members)) [called vs recorded: $[0].id: number 3 vs number 1]; " in info.value.message
     assert [c.index for c in replay.nearest("User.get", [{"id": 3, "full": True}])] == [0, 1, 2]
     assert replay.missed == [("User.get", [{"id": 3, "full": True}])]
     assert "not recorded: User.get" in caplog.text

@@ -2,7 +2,8 @@
 --check), passes mypy --strict, and `amfkit serve module:gateway` answers the recorded
 client as the server did; a capture holding every kind of value literals cannot show
 plainly (dates, ByteArrays, typed objects sealed, dynamic and AMF0, Undefined, NaN, a
-cycle, shared references, a Dictionary with object keys, Vectors, XML, a large value)
+cycle, shared references, a Dictionary with object keys, Vectors, XML, a large value, an
+externalizable class nobody registered)
 gives a module whose answers are the recorded ones, byte for byte."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import httpx
 import pytest
 
 import capture_client
-from amfkit import XML, ArrayCollection, Date, Dictionary, MixedArray, ObjectKey, ObjectVector, TypedObject, Undefined, _amfkit
+from amfkit import XML, ArrayCollection, Date, Dictionary, MixedArray, ObjectKey, ObjectVector, Opaque, TypedObject, Undefined
 from amfkit.capture import match
 from amfkit.cli.main import main
 from amfkit.remoting import packet
@@ -86,6 +87,8 @@ CALLS: list[tuple[str, list[Any], Any]] = [
     ("Game.text", [], "line one of a long text that goes on and on\nline two, also long enough to matter\n"),
     ("Game.long", ["a value long enough that the comparison line does not fit in eighty-eight columns"], 1),
     ("Game.long", ["other"], 2),
+    # An externalizable class nobody registered, read from the capture as opaque bytes.
+    ("Game.map", [], ["level 1", Opaque("com.game.Map", b"\x04\x07\x01\x02")]),
     ("Game.fail", [1], None),
 ]
 
@@ -113,9 +116,13 @@ def _har(path: Path) -> list[bytes]:
 
 
 def _value_bytes(data: bytes) -> bytes:
-    _, _, bodies = _amfkit.decode_packet_layout(data)
-    _, _, _, _, start, end = bodies[0]
-    return data[start:end]
+    """The value's bytes of a packet of no headers and one body (what follows the body's
+    target, response URI and length field), read from the framing alone."""
+    assert data[2:6] == b"\x00\x00\x00\x01", data[:8]
+    i = 6
+    for _ in range(2):  # the target and the response URI
+        i += 2 + int.from_bytes(data[i : i + 2], "big")
+    return data[i + 4 :]
 
 
 def test_every_kind_of_value_comes_back_byte_for_byte(tmp_path: Path, python_exe: str, python_env: dict[str, str]) -> None:
@@ -138,13 +145,16 @@ def test_every_kind_of_value_comes_back_byte_for_byte(tmp_path: Path, python_exe
     assert "# a Dictionary key Python cannot hash" in text
     assert 'array.array("i", [1, -2, 3])' in text and "MixedArray(" in text
     assert 'raise Fault("not enough gold", code="Game.NoGold", details={"have": 3})' in text
+    assert "# an object of the externalizable class 'com.game.Map', which amfkit cannot read, kept as its bytes" in text
+    assert 'return ["level 1", _RESULT_' in text and 'unknown_externalizable="opaque"' in text
     with serve_cli(python_exe, python_env, tmp_path, "game_services:gateway", ready=lambda url: httpx.get(url, timeout=5)) as url:
         with httpx.Client(timeout=30) as client:
             for i, (target, args, _) in enumerate(CALLS):
                 request = packet.encode(packet.Envelope(3, bodies=[packet.Body(target, f"/{i + 1}", args)]))
                 r = client.post(url, content=request, headers={"content-type": "application/x-amf"})
                 r.raise_for_status()
-                got, want = packet.decode(r.content).bodies[0], packet.decode(answers[i]).bodies[0]
+                got = packet.decode(r.content, unknown_externalizable="opaque").bodies[0]
+                want = packet.decode(answers[i], unknown_externalizable="opaque").bodies[0]
                 assert got.target == want.target, target
                 if target == "Game.fail":
                     assert (got.value["code"], got.value["description"], got.value["details"]) == ("Game.NoGold", "not enough gold", {"have": 3})

@@ -31,9 +31,9 @@ from amfkit import (
     XMLDocument,
 )
 from amfkit.cli.main import main
-from amfkit.cli.detect import DetectError, attempts_for, decode_auto
-from amfkit.cli.jsonio import JSONInputError, dumps, loads
-from amfkit.cli.tree import render, render_stream, summary, type_name
+from amfkit.framing import DetectError, attempts_for, decode_auto
+from amfkit.jsonio import JSONInputError, dumps, loads
+from amfkit.tree import render, render_stream, summary, type_name
 
 
 def run_cli(python_exe, python_env, *args, stdin: bytes | None = None):
@@ -577,8 +577,21 @@ def test_decode_output_to_a_closed_pipe_is_quiet(python_exe, python_env, tmp_pat
     assert b"Traceback" not in err
 
 
+def test_the_old_module_names_still_import_the_same_objects():
+    """The printers moved from amfkit.cli to the library (the capture tools print with
+    them too); the old names are the same objects, for existing imports."""
+    import amfkit.decodetext
+    import amfkit.framing
+    import amfkit.jsonio
+    import amfkit.tree
+    from amfkit.cli import detect, jsonio, packets, tree
+
+    for old, new in ((tree, amfkit.tree), (jsonio, amfkit.jsonio), (packets, amfkit.decodetext), (detect, amfkit.framing)):
+        assert old.__all__ and all(getattr(old, name) is getattr(new, name) for name in old.__all__), old.__name__
+
+
 def test_tree_module_docstring_example():
-    import amfkit.cli.tree as tree
+    import amfkit.tree as tree
 
     result = doctest.testmod(tree, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

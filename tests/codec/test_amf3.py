@@ -292,6 +292,19 @@ def test_input_types():
         amf3.decode(12)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("char", ["\x7f", "é", "\u20ac", "\U0001f600"])
+def test_text_read_as_ascii_only_when_every_byte_is(char):
+    """The decoder copies ASCII text straight into a str, after checking its bytes 16 at
+    a time: the last ASCII character passes, and a non-ASCII one anywhere (in a chunk or
+    in the tail) sends the text through the UTF-8 decoder."""
+    for length in range(0, 40):
+        for at in range(length):
+            text = "a" * at + char + "b" * (length - at - 1)
+            back = amf3.decode(amf3.encode(text))
+            assert back == text and len(back) == length, (length, at)
+        assert amf3.decode(amf3.encode("c" * length)) == "c" * length
+
+
 def test_string_with_lone_surrogate_is_an_encode_error():
     with pytest.raises(amfkit.EncodeError, match="surrogate"):
         amf3.encode({"k": "\ud800"})

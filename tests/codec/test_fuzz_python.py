@@ -77,6 +77,7 @@ test_gateway_mutated_requests = fuzz(
 )
 test_sol_mutated_files = fuzz("sol", SEEDS["sol"])
 test_nested_mutated_members = fuzz("nested", SEEDS["nested"])
+test_forms_mutated_inputs = fuzz("forms", SEEDS["forms"])
 
 
 @pytest.mark.parametrize("name", sorted(SEEDS))
@@ -116,3 +117,16 @@ def test_anonymous_object_with_a_sealed_member_named_empty_round_trips() -> None
     assert (value.alias, value.sealed, value.dynamic, dict(value)) == ("", ("", "a"), False, {"": 1, "a": 2})
     assert amf3.encode(value) == data
     fuzz_targets.amf3_target(base64.b64decode("EQUACiMBAREAAAADAQEAAAAAAAAABAEEAg=="))  # as found
+
+
+def test_a_dump_line_with_text_among_its_hex_is_not_taken_for_a_dump() -> None:
+    """Found by the forms target: a lone line starting like a dump's (an offset), with a
+    token that is not hex before its hex ones. Reading it as a dump's last line took the
+    first tokens for hex without looking (a ValueError out of `bytes.fromhex`); it is now
+    refused as hex that is not hex, in one line."""
+    from amfkit import forms, payload
+
+    data = b"0000 :3 00 00 00 01 00 0b 2f 31"
+    with pytest.raises(forms.FormError, match="^not hex: "):
+        payload.read(data)
+    fuzz_targets.forms_target(b"\x01" + data)

@@ -4,6 +4,7 @@ command line, and interoperability with Py3AMF's `pyamf.sol` both ways."""
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import doctest
 import importlib.util
@@ -334,6 +335,31 @@ def test_load_and_dump_paths_and_files(tmp_path):
         sol.dump(s, 42)  # type: ignore[arg-type]
     with pytest.raises(FileNotFoundError):
         sol.load(tmp_path / "missing.sol")
+
+
+def test_the_encoder_hands_its_bytes_over_without_a_copy():
+    """`encode_sol` gives its output as a read-only buffer (`dump` writes a path from it);
+    `dumps` copies it into bytes."""
+    s = sol.SOL("buf", {"k": "v" * 100})
+    encoded = amfkit._amfkit.encode_sol(s.name, 3, s)
+    assert isinstance(encoded, amfkit._amfkit.Encoded) and len(encoded) == len(sol.dumps(s))
+    view = memoryview(encoded)
+    assert view.readonly and bytes(view) == bytes(encoded) == sol.dumps(s)
+    with pytest.raises(TypeError):
+        view[0] = 0
+    with pytest.raises(TypeError, match="not writable"):
+        (ctypes.c_char * len(encoded)).from_buffer(encoded)  # asks for a writable buffer
+    del encoded
+    assert bytes(view) == sol.dumps(s)  # the view keeps the bytes alive
+
+
+def test_a_read_remembers_its_size_for_the_writer():
+    """`dumps` reserves its output for the size the values were read from (a copy keeps
+    it); a SOL built in code has none."""
+    data = sol.dumps(sol.SOL("sized", {"k": "v" * 1000}))
+    for s in (sol.loads(data), sol.loads(bytearray(data), lossless=True), sol.loads(memoryview(data)).copy()):
+        assert s._size_hint == len(data) and sol.dumps(s) == data
+    assert sol.SOL("new", {"k": 1})._size_hint == 0
 
 
 def test_loads_accepts_buffers_and_tz_aware():

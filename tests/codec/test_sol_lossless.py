@@ -6,7 +6,9 @@ edited."""
 from __future__ import annotations
 
 import array
+import gc
 import struct
+import weakref
 
 import pytest
 
@@ -178,3 +180,25 @@ def test_an_object_proxy_keeps_the_dynamic_bit_flash_player_wrote():
     proxies[0]["hp"] = 3
     grown = sol.dumps(s)
     assert grown.count(b"\x0a\x0f") == 1 and sol.loads(grown)["list"][0] == {"x": "Ada", "hp": 3}
+
+
+def test_a_lossless_read_caught_in_a_reference_cycle_is_collected():
+    """The layout of a lossless read holds the objects it records; the garbage collector
+    sees those references, so a save whose values point back at it is freed like any
+    other cycle."""
+    data = sol.dumps(sol.SOL("cycle", {"player": {"gold": 120}, "items": [{"id": 1}]}))
+    s = sol.loads(data, lossless=True)
+    assert s.lossless and len(s._layout) == 2  # the two objects, recorded
+    s["player"]["save"] = s  # a cycle through an object the layout holds
+    gone = weakref.ref(s)
+    del s
+    gc.collect()
+    assert gone() is None
+
+
+def test_the_layout_is_opaque_and_reports_what_it_holds():
+    data = sol.dumps(sol.SOL("r", {"a": {"x": 1}, "b": {"y": 2}}))
+    layout = sol.loads(data, lossless=True)._layout
+    assert isinstance(layout, amfkit._amfkit.Layout) and len(layout) == 2
+    assert repr(layout) == f"<Layout: 2 objects, traits definitions: 1, read from {len(data)} bytes>"
+    assert sol.loads(data)._layout is None

@@ -21,7 +21,7 @@ def test_demo_round_trips_and_reads_the_fixtures(python_exe, python_env, repo_ro
 
 
 def test_demo_graph_comparison_sees_sharing():
-    from amfkit.diff import first_difference
+    from amfkit.compare import first_difference
 
     def same_graph(a, b):  # the demo's check: equal by AMF meaning, sharing included
         return first_difference(a, b, exact=False) is None

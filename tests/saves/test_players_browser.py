@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 
 from amfkit.cli.main import main
 
+from chromium import launch
 from repo import FIXTURES, ROOT
 from servers import serve_asgi
 
@@ -45,22 +45,8 @@ async def page_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = os.environ.get("AMFKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(executable, os.X_OK):
-        pytest.fail("Chromium is missing: run `make system-deps` (apt-get install chromium), or set AMFKIT_CHROMIUM", pytrace=False)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the playwright Python package is missing: run `make venv` (requirements-dev.txt)", pytrace=False)
-    args = ["--disable-dev-shm-usage", "--disable-gpu"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, headless=True, args=args)
-        try:
-            yield b
-        finally:
-            b.close()
+    with launch() as launched:
+        yield launched
 
 
 def test_the_console_lines_move_saves_into_a_page_and_out_again(browser, tmp_path, capsys):

@@ -40,6 +40,8 @@ def test_the_quick_benchmark_runs_against_py3amf():
         # Both run in the same conditions, one after the other: the ratio holds under
         # load where the times do not (the full size's goal is 20x; docs/sol.md).
         assert r["vs_py3amf"]["pure"] > 5, report
-        # Memory: the input, its values and the output, not a multiple of them.
-        assert r["peak_rss_growth_mb"] < 8 * report["save"]["bytes"] / 2**20 + 16, report
+        # Memory: the input or the output beside the values read (about twice the
+        # save in Python objects), 2.7x the save here; the writer copying its output
+        # and every string it wrote took twice as much.
+        assert r["peak_rss_growth_mb"] < 4 * report["save"]["bytes"] / 2**20 + 1, report
     assert py3amf["time"]["wall_ms"]["median"] > ours["time"]["wall_ms"]["median"]

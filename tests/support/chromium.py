@@ -17,6 +17,7 @@ timeout is the pages' default, 20 s, so a loaded machine is slow, not wrong.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -30,7 +31,7 @@ try:
 except ImportError:  # the `browser` fixture fails, naming what to install
     expect = None
 
-__all__ = ["TIMEOUT_MS", "Watched", "browser", "chromium_path", "expect", "open_page"]
+__all__ = ["TIMEOUT_MS", "Watched", "browser", "chromium_path", "expect", "launch", "open_page"]
 
 TIMEOUT_MS = 20_000
 INIT_SCRIPT = """
@@ -45,15 +46,16 @@ def chromium_path() -> str:
     found = os.environ.get("AMFKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not os.access(found, os.X_OK):
         pytest.fail(
-            "Chromium is missing (the service browser's tests drive Debian's chromium package): "
+            "Chromium is missing (the browser tests drive Debian's chromium package): "
             "run `make system-deps` (it runs apt-get install chromium), or set AMFKIT_CHROMIUM",
             pytrace=False,
         )
     return found
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextlib.contextmanager
+def launch() -> Iterator[Any]:
+    """A headless Chromium (Playwright's sync API) for the `with` block."""
     executable = chromium_path()
     try:
         from playwright.sync_api import sync_playwright
@@ -63,8 +65,6 @@ def browser() -> Iterator[Any]:
             "`make system-deps` for Chromium, or `make test`, which runs both",
             pytrace=False,
         )
-    assert expect is not None
-    expect.set_options(timeout=TIMEOUT_MS)
     args = ["--disable-dev-shm-usage", "--disable-gpu"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
@@ -74,6 +74,14 @@ def browser() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launch() as launched:
+        assert expect is not None
+        expect.set_options(timeout=TIMEOUT_MS)
+        yield launched
 
 
 class Watched:

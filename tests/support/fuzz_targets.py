@@ -13,6 +13,10 @@ The promises:
   text is bounded (`MAX_ERROR_TEXT`) whatever the input;
 - whatever decodes re-encodes, and decoding that gives the same graph (values, types and
   shared references) and the same bytes again;
+- bytes in any input form (`amfkit.payload.read`) give a payload or one bounded line
+  (`PayloadError`, `FormError`), nothing else, and never more than the inflation cap;
+  what reads has an exact document that writes bytes that read back to the same
+  document (a fixed point from the first writing on);
 - the gateway answers every body with 200 (a well-formed answer), 400, 413 or 415,
   never a 500 and never an exception out of the ASGI call (204 for a JSON-RPC
   notification), and no answer is much larger than its request (`answer_bound`).
@@ -85,7 +89,36 @@ def seeds() -> dict[str, list[bytes]]:
     sols = [p.read_bytes() for p in sorted((FIXTURES / "sol").glob("*.sol"))]
     nested = [bytes([i % len(NESTED_CODECS)]) + _wrapped(NESTED_CODECS[i % len(NESTED_CODECS)], body)
               for i, body in enumerate(by_version[3][:30] + by_version[0][:30])]
-    return {"amf0": by_version[0], "amf3": by_version[3], "packet": packets, "sol": sols, "nested": nested}
+    foreign = [p.read_bytes() for p in sorted((FIXTURES / "foreign").glob("*")) if p.suffix in (".bin", ".amf0")]
+    found = [bytes([i % 2]) + _form(i, body) for i, body in enumerate(foreign + packets[:20] + by_version[3][:20])]
+    return {
+        "amf0": by_version[0],
+        "amf3": by_version[3],
+        "packet": packets,
+        "sol": sols,
+        "nested": nested,
+        "forms": found,
+    }
+
+
+def _form(i: int, body: bytes) -> bytes:
+    """`body` in one of the input forms `amfkit decode` reads, by `i`."""
+    import base64
+    import gzip
+    import zlib
+
+    kind = i % 6
+    if kind == 1:
+        return body.hex(" ").encode()
+    if kind == 2:
+        return base64.b64encode(body)
+    if kind == 3:
+        return zlib.compress(body)
+    if kind == 4:
+        return b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n" + gzip.compress(body, mtime=0)
+    if kind == 5:
+        return str(list(body)).encode()
+    return body
 
 
 def _wrapped(codec: str, body: bytes) -> bytes:
@@ -262,6 +295,33 @@ def nested_target(data: bytes) -> None:
     assert layer.encode(content) == value, f"|{codec} did not give back the member's bytes"
 
 
+# --- bytes in any form (amfkit.payload, amfkit.forms, amfkit.wire) ----------------------
+
+FORMS_CAP = 1 << 20
+
+
+def forms_target(data: bytes) -> None:
+    """The first byte's low bit asks for opaque bodies; the rest is read as `amfkit
+    decode` reads a file."""
+    from amfkit import forms, payload, wire
+
+    if not data:
+        return
+    lenient = {"unknown_externalizable": "opaque" if data[0] & 1 else "error"}
+    try:
+        p = payload.read(data[1:], max_inflate=FORMS_CAP, **lenient)
+    except (payload.PayloadError, forms.FormError) as e:
+        text = str(e)
+        assert len(text) <= MAX_ERROR_TEXT and "\n" not in text, text[:300]
+        return
+    assert len(p.data) <= FORMS_CAP or not p.layers
+    stream = p.kind == "stream"
+    doc = p.document()
+    written = wire.write(doc, p.form, stream=stream)
+    again = wire.read(written, p.form, stream=stream, **lenient)
+    assert wire.write(again, p.form, stream=stream) == written, "the exact document is not a fixed point"
+
+
 # --- the gateway ---------------------------------------------------------------------
 
 _GATEWAY: Gateway | None = None
@@ -308,4 +368,5 @@ TARGETS = {
     "gateway": gateway_target,
     "sol": sol_target,
     "nested": nested_target,
+    "forms": forms_target,
 }

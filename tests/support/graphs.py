@@ -3,7 +3,7 @@
 `assert_isomorphic(a, b)` walks both graphs together and checks that wherever `a` has
 the same container twice (by identity), `b` does too, and nowhere else: references must
 stay references, and cycles must come back as cycles. Values keep their types, mappings
-their key order, Vectors their bits (`amfkit.diff`, exact mode: the one
+their key order, Vectors their bits (`amfkit.compare`, exact mode: the one
 comparison the benchmark lab, the demo and the tests share).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 
 
 def assert_isomorphic(a: Any, b: Any, *, amf0: bool = False) -> None:

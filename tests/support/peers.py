@@ -42,7 +42,7 @@ with warnings.catch_warnings():
     pyamf.xml.is_xml(None)
 
 import amfkit
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 from amfkit_bench.peers import register_amfkit, register_py3amf
 
 __all__ = [
@@ -244,7 +244,7 @@ def assert_same_graph(expected: Any, actual: Any) -> None:
     containers member by member, and sharing must match: a container that occurs twice
     (or inside itself) in ``expected`` must be one object in ``actual`` too, and vice
     versa. The failure message names the path, like ``$[1].a``. (``from_py3amf`` first
-    for a graph Py3AMF decoded: this is ``amfkit.diff``'s comparison by
+    for a graph Py3AMF decoded: this is ``amfkit.compare``'s comparison by
     meaning, ``exact=False``.)
     """
     problem = first_difference(expected, actual, exact=False)

@@ -10,14 +10,11 @@ tests fail, naming what to run.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
+from chromium import chromium_path, launch
 
 __all__ = ["Site", "chromium_path", "launch"]
 
@@ -28,36 +25,6 @@ _TYPES = {
     ".swf": "application/x-shockwave-flash",
     ".map": "application/json",
 }
-
-
-def chromium_path() -> str:
-    found = os.environ.get("AMFKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(found, os.X_OK):
-        pytest.fail(
-            "Chromium is missing (the browser tests drive Debian's chromium package): "
-            "run `make system-deps` (it runs apt-get install chromium), or set AMFKIT_CHROMIUM",
-            pytrace=False,
-        )
-    return found
-
-
-@contextlib.contextmanager
-def launch() -> Iterator[Any]:
-    """A headless Chromium (Playwright's sync API) for the `with` block."""
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the playwright Python package is missing: run `make venv` (requirements-dev.txt)", pytrace=False)
-    args = ["--disable-dev-shm-usage", "--disable-gpu"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, headless=True, args=args)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class Site:

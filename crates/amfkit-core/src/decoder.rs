@@ -13,10 +13,12 @@
 
 use std::fmt;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lenient::{BodyAs, Lenient};
 use crate::limits::Limits;
 use crate::read::Bytes;
 use crate::visit::Visitor;
@@ -50,6 +52,8 @@ pub struct Decoder<'de, V: Visitor<'de>> {
     pub(crate) string_references: u32,
     pub(crate) refs3: Vec<V::Value>,
     pub(crate) traits3: Vec<Rc<TraitsEntry<'de, V::Traits>>>,
+    /// Lenient reading ([`crate::lenient`]); None is strict.
+    pub(crate) lenient: Option<Arc<Lenient>>,
 }
 
 impl<'de, V: Visitor<'de>> fmt::Debug for Decoder<'de, V> {
@@ -81,7 +85,41 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             string_references: 0,
             refs3: Vec::new(),
             traits3: Vec::new(),
+            lenient: None,
         }
+    }
+
+    /// Read what others wrote leniently ([`crate::lenient`]); None (the default) is
+    /// strict.
+    pub fn with_lenient(mut self, lenient: Option<Arc<Lenient>>) -> Self {
+        self.lenient = lenient.filter(|l| !l.is_strict());
+        self
+    }
+
+    /// The lenient options, if any.
+    pub fn lenient(&self) -> Option<&Lenient> {
+        self.lenient.as_deref()
+    }
+
+    /// How the lenient options read the body of an externalizable class that no model
+    /// knows (None: they do not; the model refuses it).
+    pub(crate) fn body_as(&self, class_name: &str) -> Option<BodyAs> {
+        self.lenient.as_ref().and_then(|l| l.body_as(class_name))
+    }
+
+    /// The body of an externalizable object read as opaque bytes: everything left of
+    /// the input, which must then end with this object (a later read fails with
+    /// [`ErrorKind::AfterOpaque`]). It counts as one object and as a byte array of its
+    /// size against the limits.
+    pub fn read_opaque(&mut self) -> Result<&'de [u8]> {
+        self.check_size("opaque body", self.bytes.left() as u64)?;
+        self.count_object()?;
+        Ok(self.bytes.rest())
+    }
+
+    /// Where an opaque body that took the rest of the input started, if one did.
+    pub fn opaque_at(&self) -> Option<usize> {
+        self.bytes.opaque_at()
     }
 
     /// Start a new reference context (both AMF0 and AMF3 tables).
@@ -106,6 +144,11 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
         }
         let mut seen = rustc_hash::FxHashSet::default();
         self.strings.iter().any(|(text, _)| !seen.insert(*text))
+    }
+
+    /// How many entries the AMF3 string table holds in this context.
+    pub fn amf3_strings(&self) -> usize {
+        self.strings.len()
     }
 
     /// Byte offset of the next read.

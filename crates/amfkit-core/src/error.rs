@@ -86,6 +86,9 @@ pub enum ErrorKind {
     Unencodable(Box<str>),
     /// An externalizable class whose body this reader cannot read.
     UnknownExternalizable(Box<str>),
+    /// The values around an opaque externalizable body (lenient reading, which took the
+    /// rest of the input from byte `at`) need more bytes: the body did not end the input.
+    AfterOpaque { at: usize },
     /// Anything else a data model reports (its own message).
     Custom(Box<str>),
 }
@@ -275,6 +278,11 @@ impl Error {
             UnknownExternalizable(name) => {
                 format!("externalizable class {name:?} is not registered, its body cannot be read")
             }
+            AfterOpaque { at } => format!(
+                "the values around the opaque externalizable body read from byte {at} to the \
+                 end of the input need more bytes: an opaque body is sound only where its \
+                 object ends the input"
+            ),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod date;
 pub mod decoder;
 pub mod error;
 pub mod flex;
+pub mod lenient;
 pub mod limits;
 pub mod packet;
 pub mod read;
@@ -39,8 +40,9 @@ pub mod write;
 
 pub use decoder::Decoder;
 pub use error::{Error, ErrorKind, PathSegment, Result};
+pub use lenient::{BodyAs, Lenient};
 pub use limits::Limits;
 pub use read::Bytes;
-pub use value::{Traits, Value, ValueVisitor};
+pub use value::{ExternalBody, FlagLevel, Traits, Value, ValueVisitor};
 pub use visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 pub use write::{Encoder, Output};

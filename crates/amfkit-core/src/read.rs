@@ -7,12 +7,19 @@ use crate::error::{Error, ErrorKind, Result};
 pub struct Bytes<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Where an opaque body that took the rest of the input started ([`Bytes::rest`]):
+    /// a read past the end is then an [`ErrorKind::AfterOpaque`].
+    opaque: Option<usize>,
 }
 
 impl<'a> Bytes<'a> {
     #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
-        Bytes { buf, pos: 0 }
+        Bytes {
+            buf,
+            pos: 0,
+            opaque: None,
+        }
     }
 
     #[inline]
@@ -37,12 +44,49 @@ impl<'a> Bytes<'a> {
     #[cold]
     #[inline(never)]
     pub(crate) fn eof(&self, needed: usize) -> Error {
+        if let Some(at) = self.opaque {
+            return Error::new(ErrorKind::AfterOpaque { at }, self.buf.len());
+        }
         Error::new(
             ErrorKind::UnexpectedEof {
                 needed: needed - self.left(),
             },
             self.buf.len(),
         )
+    }
+
+    /// Take every byte left, as the opaque body of an object that ends the input
+    /// (lenient reading, [`crate::lenient`]); a read after it fails with
+    /// [`ErrorKind::AfterOpaque`].
+    pub fn rest(&mut self) -> &'a [u8] {
+        let s = &self.buf[self.pos..];
+        self.opaque = Some(self.pos);
+        self.pos = self.buf.len();
+        s
+    }
+
+    /// Where the opaque body that took the rest of the input started, if one did.
+    pub fn opaque_at(&self) -> Option<usize> {
+        self.opaque
+    }
+
+    /// Make the input end at `end` (a remoting body of known length) and move to
+    /// `start`, forgetting any opaque body; returns the whole input, for
+    /// [`Bytes::unbound`]. Offsets stay those of the whole input.
+    pub(crate) fn bound(&mut self, start: usize, end: usize) -> &'a [u8] {
+        let whole = self.buf;
+        self.buf = &whole[..end.min(whole.len())];
+        self.pos = start.min(self.buf.len());
+        self.opaque = None;
+        whole
+    }
+
+    /// Give back the whole input after [`Bytes::bound`], at position `pos`, with the
+    /// opaque marker `opaque`.
+    pub(crate) fn unbound(&mut self, whole: &'a [u8], pos: usize, opaque: Option<usize>) {
+        self.buf = whole;
+        self.pos = pos;
+        self.opaque = opaque;
     }
 
     #[inline]

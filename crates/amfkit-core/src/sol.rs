@@ -58,6 +58,9 @@ pub struct SolBody<'de, T> {
     /// ([`Decoder::amf3_inline_strings`]); a lossless writer sets
     /// [`Encoder::inline_every_string`] to write it back the same.
     pub inline_strings: bool,
+    /// How many entries the AMF3 string table reached ([`Decoder::amf3_strings`]): a
+    /// writer of the same values can size its own table at once.
+    pub amf3_strings: usize,
 }
 
 /// Read a .sol file, building values with `visitor`.
@@ -77,6 +80,7 @@ pub fn read_sol<'de, V: Visitor<'de>>(
         version,
         values,
         inline_strings: de.amf3_inline_strings(),
+        amf3_strings: de.amf3_strings(),
     })
 }
 

@@ -1,10 +1,14 @@
-//! The AMF3 writer's string table: contents to index, with no allocation per string.
+//! The AMF3 writer's string table: contents to index, with no copy of any string.
 //!
-//! Strings are copied into one arena and described by entries in a vector, in the order
-//! they were added; the hash table holds only each entry's position (4 bytes), so a table
-//! of many strings stays small enough for the caches, and a string not in it is usually
-//! refused on its hash tag without reading an entry. A lookup hashes the text once; an
-//! insert appends and never rehashes a string (entries keep their hash).
+//! A string enters the table as it is written inline, and its entry points at those
+//! bytes in the output (the encoder's output is append-only within a reference context:
+//! the length slots patched afterwards never hold string bytes), so the table costs a
+//! few bytes per string whatever their lengths, and a big save of unique texts is not
+//! held twice while it is written. Entries are kept in a vector, in the order they were
+//! added; the hash table holds only each entry's position (4 bytes), so a table of many
+//! strings stays small enough for the caches, and a string not in it is usually refused
+//! on its hash tag without reading an entry. A lookup hashes the text once; an insert
+//! appends and never rehashes a string (entries keep their hash).
 
 use std::hash::Hasher;
 
@@ -21,7 +25,6 @@ struct Entry {
 
 #[derive(Default)]
 pub struct StringTable {
-    arena: Vec<u8>,
     entries: Vec<Entry>,
     table: HashTable<u32>,
     len: u32,
@@ -35,8 +38,9 @@ impl std::fmt::Debug for StringTable {
     }
 }
 
+/// The hash a lookup and the insert that may follow it share.
 #[inline]
-fn hash(s: &[u8]) -> u64 {
+pub fn hash(s: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(s);
     h.write_usize(s.len());
@@ -45,48 +49,47 @@ fn hash(s: &[u8]) -> u64 {
 
 impl StringTable {
     pub fn clear(&mut self) {
-        self.arena.clear();
         self.entries.clear();
         self.table.clear();
         self.len = 0;
     }
 
+    /// Make room for `n` more entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        let entries = &self.entries;
+        self.table.reserve(n, |&at| entries[at as usize].hash);
+    }
+
+    /// The index of `bytes` (hashed `h`) if the table has it; `out` is the output its
+    /// entries point into. An entry whose bytes are no longer there (an output cleared
+    /// without [`StringTable::clear`]) never matches.
     #[inline]
-    fn find(&self, bytes: &[u8], h: u64) -> Option<u32> {
-        let (arena, entries) = (&self.arena, &self.entries);
+    pub fn find(&self, out: &[u8], bytes: &[u8], h: u64) -> Option<u32> {
+        let entries = &self.entries;
         self.table
             .find(h, |&at| {
                 let e = &entries[at as usize];
-                e.hash == h && &arena[e.start as usize..(e.start + e.len) as usize] == bytes
+                e.hash == h
+                    && e.len as usize == bytes.len()
+                    && out.get(e.start as usize..e.start as usize + e.len as usize) == Some(bytes)
             })
             .map(|&at| entries[at as usize].index)
     }
 
-    /// The index of `s` if it is in the table (`Ok`), else give it the next index
-    /// (`Err`), hashing it once. A string whose index a reference could not carry
-    /// (2^28 and up), or that does not fit the arena's 32-bit offsets, takes its index
-    /// without an entry: it is never referenced.
-    #[inline]
-    pub fn get_or_insert(&mut self, s: &str) -> Result<u32, u32> {
-        let bytes = s.as_bytes();
-        let h = hash(bytes);
-        if let Some(index) = self.find(bytes, h) {
-            return Ok(index);
-        }
-        Err(self.add(bytes, h))
-    }
-
-    fn add(&mut self, bytes: &[u8], h: u64) -> u32 {
+    /// Give the next index to the string of `len` bytes hashed `h` that was just written
+    /// at `out[start..]`. A string whose index a reference could not carry (2^28 and up),
+    /// or that lies beyond the entries' 32-bit offsets, takes its index without an entry:
+    /// it is never referenced.
+    pub fn add(&mut self, h: u64, start: usize, len: usize) -> u32 {
         let index = self.len;
         self.len += 1;
-        let start = self.arena.len();
-        if (index as usize) < crate::amf3::MAX_LEN && start + bytes.len() <= u32::MAX as usize {
-            self.arena.extend_from_slice(bytes);
+        if (index as usize) < crate::amf3::MAX_LEN && start + len <= u32::MAX as usize {
             let at = self.entries.len() as u32;
             self.entries.push(Entry {
                 hash: h,
                 start: start as u32,
-                len: bytes.len() as u32,
+                len: len as u32,
                 index,
             });
             let entries = &self.entries;
@@ -101,19 +104,49 @@ impl StringTable {
 mod tests {
     use super::*;
 
+    /// Write `s` to `out` through the table as the encoder does: its index, and whether
+    /// it was found.
+    fn put(t: &mut StringTable, out: &mut Vec<u8>, s: &str) -> Result<u32, u32> {
+        let h = hash(s.as_bytes());
+        if let Some(index) = t.find(out, s.as_bytes(), h) {
+            return Ok(index);
+        }
+        out.push(0xff); // a header before the text, as the encoder writes one
+        let start = out.len();
+        out.extend_from_slice(s.as_bytes());
+        Err(t.add(h, start, s.len()))
+    }
+
     #[test]
     fn finds_by_contents() {
-        let mut t = StringTable::default();
+        let (mut t, mut out) = (StringTable::default(), Vec::new());
         for i in 0..10_000 {
-            assert_eq!(t.get_or_insert(&format!("s{i}")), Err(i));
+            assert_eq!(put(&mut t, &mut out, &format!("s{i}")), Err(i));
         }
         for i in 0..10_000 {
-            assert_eq!(t.get_or_insert(&format!("s{i}")), Ok(i));
+            assert_eq!(put(&mut t, &mut out, &format!("s{i}")), Ok(i));
         }
-        assert_eq!(t.get_or_insert("s10000"), Err(10_000));
-        assert_eq!(t.get_or_insert(""), Err(10_001));
-        assert_eq!(t.get_or_insert(""), Ok(10_001));
+        assert_eq!(put(&mut t, &mut out, "s10000"), Err(10_000));
+        assert_eq!(put(&mut t, &mut out, ""), Err(10_001));
+        assert_eq!(put(&mut t, &mut out, ""), Ok(10_001));
         t.clear();
-        assert_eq!(t.get_or_insert("s1"), Err(0));
+        assert_eq!(put(&mut t, &mut out, "s1"), Err(0));
+    }
+
+    #[test]
+    fn a_prefix_or_an_extension_is_another_string() {
+        let (mut t, mut out) = (StringTable::default(), Vec::new());
+        assert_eq!(put(&mut t, &mut out, "abc"), Err(0));
+        assert_eq!(put(&mut t, &mut out, "ab"), Err(1));
+        assert_eq!(put(&mut t, &mut out, "abcd"), Err(2));
+        assert_eq!(put(&mut t, &mut out, "abc"), Ok(0));
+    }
+
+    #[test]
+    fn entries_past_a_cleared_output_never_match() {
+        let (mut t, mut out) = (StringTable::default(), Vec::new());
+        assert_eq!(put(&mut t, &mut out, "hello"), Err(0));
+        out.clear();
+        assert_eq!(put(&mut t, &mut out, "hello"), Err(1));
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::amf3::marker as m3;
 use crate::decoder::Decoder;
 use crate::error::{Error, PathSegment, Result};
+use crate::lenient::{BodyAs, Lenient};
 use crate::limits::Limits;
 use crate::visit::{ArrayKind, NumberVectorKind, TraitsDef, Visitor, XmlKind};
 use crate::write::Encoder;
@@ -35,6 +36,46 @@ impl Traits {
 
 /// Externalizable classes whose body is one AMF3 value (Flex's collection wrappers).
 pub use crate::flex::ONE_VALUE_EXTERNALS;
+
+/// The body of an externalizable object, as this model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExternalBody {
+    /// One AMF3 value: Flex's collection wrappers ([`ONE_VALUE_EXTERNALS`]), and the
+    /// classes the decoder's lenient options read so ([`crate::lenient::BodyAs`]).
+    Value(Box<Value>),
+    /// A Flex small-form message (`DSK`, `DSA`, `DSC`): one [`FlagLevel`] per class
+    /// level ([`crate::flex::small_form_levels`]).
+    Flags(Vec<FlagLevel>),
+    /// The bytes of a body no model reads, kept as they are: everything from the end of
+    /// the traits to the end of the input (lenient reading, [`crate::lenient`]).
+    Opaque(Vec<u8>),
+}
+
+impl ExternalBody {
+    /// The one value of a [`ExternalBody::Value`] body.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            ExternalBody::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The one value of a [`ExternalBody::Value`] body, to change it.
+    pub fn value_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            ExternalBody::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// One class level of a small-form message: its flag bytes as written, and the values
+/// their bits 0 to 6 announce, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagLevel {
+    pub flags: Vec<u8>,
+    pub values: Vec<Value>,
+}
 
 /// Any AMF0 or AMF3 value.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,13 +127,13 @@ pub enum Value {
         length: u32,
         entries: Vec<(String, Value)>,
     },
-    /// An object: anonymous (empty class name) or typed. An externalizable object whose
-    /// body is one value (`ONE_VALUE_EXTERNALS`) keeps it in `external`.
+    /// An object: anonymous (empty class name) or typed. An externalizable object keeps
+    /// its body in `external`.
     Object {
         traits: Arc<Traits>,
         sealed: Vec<Value>,
         dynamic: Vec<(String, Value)>,
-        external: Option<Box<Value>>,
+        external: Option<ExternalBody>,
     },
     Dictionary {
         weak_keys: bool,
@@ -115,6 +156,26 @@ impl Value {
     /// Decode exactly one AMF3 value with default limits.
     pub fn from_amf3(input: &[u8]) -> Result<Value> {
         decode_one(input, Limits::DEFAULT, |d, v| d.read_amf3(v))
+    }
+
+    /// Decode exactly one AMF0 value with these limits and lenient options
+    /// ([`crate::lenient`]; None is strict).
+    pub fn from_amf0_with(
+        input: &[u8],
+        limits: Limits,
+        lenient: Option<Arc<Lenient>>,
+    ) -> Result<Value> {
+        decode_one_with(input, limits, lenient, |d, v| d.read_amf0(v))
+    }
+
+    /// Decode exactly one AMF3 value with these limits and lenient options
+    /// ([`crate::lenient`]; None is strict).
+    pub fn from_amf3_with(
+        input: &[u8],
+        limits: Limits,
+        lenient: Option<Arc<Lenient>>,
+    ) -> Result<Value> {
+        decode_one_with(input, limits, lenient, |d, v| d.read_amf3(v))
     }
 
     /// Decode a stream of AMF0 values sharing one reference context.
@@ -221,9 +282,18 @@ fn decode_one<'de>(
     limits: Limits,
     read: impl FnOnce(&mut Decoder<'de, ValueVisitor>, &mut ValueVisitor) -> Result<Value>,
 ) -> Result<Value> {
+    decode_one_with(input, limits, None, read)
+}
+
+fn decode_one_with<'de>(
+    input: &'de [u8],
+    limits: Limits,
+    lenient: Option<Arc<Lenient>>,
+    read: impl FnOnce(&mut Decoder<'de, ValueVisitor>, &mut ValueVisitor) -> Result<Value>,
+) -> Result<Value> {
     let mut visitor = ValueVisitor;
-    let mut de = Decoder::new(input, limits);
-    let value = read(&mut de, &mut visitor)?;
+    let mut de = Decoder::new(input, limits).with_lenient(lenient);
+    let value = read(&mut de, &mut visitor).map_err(|e| e.or_offset(de.position()))?;
     de.finish()?;
     Ok(value)
 }
@@ -250,7 +320,7 @@ enum BuilderKind {
 pub struct ObjectBuilder {
     sealed: Vec<Value>,
     dynamic: Vec<(String, Value)>,
-    external: Option<Box<Value>>,
+    external: Option<ExternalBody>,
 }
 
 impl<'de> Visitor<'de> for ValueVisitor {
@@ -430,12 +500,39 @@ impl<'de> Visitor<'de> for ValueVisitor {
         traits: &Arc<Traits>,
         decoder: &mut Decoder<'de, Self>,
     ) -> Result<()> {
-        if ONE_VALUE_EXTERNALS.contains(&traits.class_name.as_str()) {
-            o.external = Some(Box::new(decoder.read_amf3(self)?));
+        let name = traits.class_name.as_str();
+        if ONE_VALUE_EXTERNALS.contains(&name) {
+            o.external = Some(ExternalBody::Value(Box::new(decoder.read_amf3(self)?)));
             return Ok(());
         }
-        let offset = decoder.position();
-        Err(self.unknown_external(traits, offset))
+        if let Some(levels) = crate::flex::small_form_levels(name) {
+            let mut out = Vec::with_capacity(levels.len());
+            for _ in levels {
+                let flags = decoder.read_small_flags()?;
+                let n = crate::flex::flagged_values(&flags);
+                let mut values = Vec::with_capacity(n);
+                for _ in 0..n {
+                    values.push(decoder.read_amf3(self)?);
+                }
+                out.push(FlagLevel { flags, values });
+            }
+            o.external = Some(ExternalBody::Flags(out));
+            return Ok(());
+        }
+        match decoder.body_as(name) {
+            Some(BodyAs::Opaque) => {
+                o.external = Some(ExternalBody::Opaque(decoder.read_opaque()?.to_vec()));
+                Ok(())
+            }
+            Some(BodyAs::ArrayCollection | BodyAs::ObjectProxy) => {
+                o.external = Some(ExternalBody::Value(Box::new(decoder.read_amf3(self)?)));
+                Ok(())
+            }
+            None => {
+                let offset = decoder.position();
+                Err(self.unknown_external(traits, offset))
+            }
+        }
     }
     fn unknown_external(&mut self, traits: &Arc<Traits>, offset: usize) -> Error {
         Error::new(
@@ -668,7 +765,22 @@ impl ValueWriter {
                 }
                 if traits.externalizable {
                     match external {
-                        Some(body) => self.amf3(enc, body, depth + 1)?,
+                        Some(ExternalBody::Value(body)) => self.amf3(enc, body, depth + 1)?,
+                        Some(ExternalBody::Flags(levels)) => {
+                            for level in levels {
+                                if crate::flex::flagged_values(&level.flags) != level.values.len() {
+                                    return Err(enc.error(format!(
+                                        "small-form flags {:02x?} announce {} values, not the {} given",
+                                        level.flags,
+                                        crate::flex::flagged_values(&level.flags),
+                                        level.values.len()
+                                    )));
+                                }
+                                enc.out.bytes(&level.flags);
+                                self.amf3_items(enc, &level.values, depth)?;
+                            }
+                        }
+                        Some(ExternalBody::Opaque(bytes)) => enc.out.bytes(bytes),
                         None => {
                             return Err(enc.error(format!(
                                 "externalizable {:?} has no body to write",

@@ -12,6 +12,7 @@
 
 use crate::decoder::Decoder;
 use crate::error::Result;
+use crate::lenient::BodyAs;
 
 /// The two kinds of XML text AMF carries, both kept as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,6 +73,9 @@ pub struct TraitsDef<'de, S> {
     pub dynamic: bool,
     /// Whether the body is written by the class itself (`IExternalizable`).
     pub externalizable: bool,
+    /// For an externalizable class: how the decoder's lenient options read its body if
+    /// the model does not know the class ([`crate::lenient`]); None: an error.
+    pub lenient: Option<BodyAs>,
 }
 
 /// A data model built by the readers. `'de` is the lifetime of the input bytes.

@@ -103,6 +103,8 @@ use rustc_hash::FxHashMap;
 /// keep every keyed object alive until the encoder is done).
 #[derive(Debug, Default)]
 pub struct Encoder {
+    /// What was written. Append-only within a reference context: the AMF3 string table
+    /// points into it (`strings.rs`), and only length slots are patched in place.
     pub out: Output,
     pub(crate) refs0: FxHashMap<usize, u32>,
     pub(crate) next0: u32,
@@ -131,6 +133,14 @@ impl Encoder {
             out: Output::with_capacity(n),
             ..Self::default()
         }
+    }
+
+    /// Make room in the reference tables for about `objects` AMF3 objects and `strings`
+    /// strings (what a lossless read of the same values met), so that they do not grow
+    /// and rehash one doubling at a time.
+    pub fn reserve_amf3(&mut self, objects: usize, strings: usize) {
+        self.refs3.reserve(objects);
+        self.strings.reserve(strings);
     }
 
     /// Start a new reference context, keeping what was written.

@@ -1179,3 +1179,167 @@ fn close_wakes_this_processs_waiters() {
     assert!(w.join().unwrap() < Duration::from_secs(5));
     assert!(!p.path().exists());
 }
+
+// --- a reader of one log: find, head_at, read_at, wait_log ---------------------------
+
+use amfkit_core::shm::{LogSlot, Woken};
+
+/// Until `seg` has `n` threads asleep on its bell (a waiter past its spin).
+fn until_sleepers(seg: &Segment, n: u64) {
+    let t = Instant::now();
+    while seg.stats().unwrap().waiters < n {
+        assert!(t.elapsed() < Duration::from_secs(20), "no sleeper");
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn a_found_log_reads_as_by_name() {
+    let p = Place::new("slot");
+    let seg = p.open();
+    assert_eq!(seg.find("x").unwrap(), None);
+    for i in 0..300u32 {
+        seg.append("x", &i.to_le_bytes()).unwrap();
+    }
+    let slot = seg.find("x").unwrap().unwrap();
+    assert_eq!(seg.head_at(slot).unwrap(), seg.head("x").unwrap());
+    let mut by_slot = Vec::new();
+    let (c, lost) = seg.read_at(slot, "x", 0, usize::MAX, &mut by_slot).unwrap();
+    assert_eq!((by_slot, c, lost), read_all(&seg, "x", 0)); // 256 held, 44 lost
+    assert!(matches!(seg.find(&"y".repeat(200)), Err(Error::Invalid(_))));
+}
+
+#[test]
+fn wait_log_wakes_for_its_log_only_and_finds_a_log_made_later() {
+    let p = Place::new("waitlog");
+    let seg = Arc::new(p.open());
+    let w = {
+        let seg = seg.clone();
+        thread::spawn(move || {
+            let mut slot: Option<LogSlot> = None;
+            let mut wakes = Vec::new();
+            // "mine" does not exist yet: the wait finds it once made.
+            let woken = seg
+                .wait_log(
+                    "mine",
+                    &mut slot,
+                    0,
+                    &|| false,
+                    Some(Duration::from_secs(30)),
+                    Duration::ZERO,
+                )
+                .unwrap();
+            wakes.push((woken, seg.head("mine").unwrap()));
+            (wakes, slot.is_some())
+        })
+    };
+    until_sleepers(&seg, 1);
+    seg.append("other", b"not for it").unwrap(); // wakes it; it sleeps again
+    seg.append("mine", b"for it").unwrap();
+    let (wakes, found) = w.join().unwrap();
+    assert_eq!(wakes, vec![(Woken::Ready, 1)]);
+    assert!(found);
+    // Spinning: a record appended from another thread ends the spin.
+    let slot = seg.find("mine").unwrap();
+    let w = {
+        let seg = seg.clone();
+        thread::spawn(move || {
+            let mut slot = slot;
+            seg.wait_log(
+                "mine",
+                &mut slot,
+                1,
+                &|| false,
+                Some(Duration::from_secs(30)),
+                Duration::from_millis(200),
+            )
+            .unwrap()
+        })
+    };
+    seg.append("mine", b"again").unwrap();
+    assert_eq!(w.join().unwrap(), Woken::Ready);
+}
+
+#[test]
+fn wait_log_times_out_and_a_nudge_makes_it_look_at_stop() {
+    let p = Place::new("nudge");
+    let seg = Arc::new(p.open());
+    seg.append("x", b"one").unwrap();
+    let mut slot = seg.find("x").unwrap();
+    let t = Instant::now();
+    let woken = seg
+        .wait_log(
+            "x",
+            &mut slot,
+            1,
+            &|| false,
+            Some(Duration::from_millis(50)),
+            Duration::ZERO,
+        )
+        .unwrap();
+    assert_eq!(woken, Woken::TimedOut);
+    assert!(t.elapsed() >= Duration::from_millis(50));
+    // a cursor behind the head: ready at once
+    assert_eq!(
+        seg.wait_log(
+            "x",
+            &mut slot,
+            0,
+            &|| false,
+            Some(Duration::ZERO),
+            Duration::ZERO
+        )
+        .unwrap(),
+        Woken::Ready
+    );
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let w = {
+        let (seg, stop) = (seg.clone(), stop.clone());
+        thread::spawn(move || {
+            let mut slot = slot;
+            let t = Instant::now();
+            let woken = seg
+                .wait_log(
+                    "x",
+                    &mut slot,
+                    1,
+                    &|| stop.load(Ordering::Relaxed),
+                    Some(Duration::from_secs(30)),
+                    Duration::ZERO,
+                )
+                .unwrap();
+            (woken, t.elapsed())
+        })
+    };
+    until_sleepers(&seg, 1);
+    stop.store(true, Ordering::Relaxed);
+    seg.nudge().unwrap();
+    let (woken, waited) = w.join().unwrap();
+    assert_eq!(woken, Woken::Ready);
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    assert_eq!(seg.head("x").unwrap(), 1); // nothing was appended: the bell was not rung
+}
+
+#[test]
+fn wait_log_on_a_closed_segment_is_an_error() {
+    let p = Place::new("waitclosed");
+    let seg = Arc::new(p.open());
+    let w = {
+        let seg = seg.clone();
+        thread::spawn(move || {
+            let mut slot = None;
+            seg.wait_log(
+                "x",
+                &mut slot,
+                0,
+                &|| false,
+                Some(Duration::from_secs(30)),
+                Duration::ZERO,
+            )
+        })
+    };
+    until_sleepers(&seg, 1);
+    seg.close().unwrap();
+    let e = w.join().unwrap().unwrap_err();
+    assert!(is_store(&e, "closed"), "{e}");
+}

@@ -184,7 +184,7 @@ fn an_object_proxy_keeps_the_dynamic_bit_of_its_externalizable_traits() {
         panic!("list is not an object")
     };
     assert!(traits.externalizable && !traits.dynamic);
-    let Some(body) = external.as_deref() else {
+    let Some(body) = external.as_ref().and_then(|b| b.value()) else {
         panic!("no body")
     };
     let Value::Array { dense, .. } = body else {
@@ -201,7 +201,7 @@ fn an_object_proxy_keeps_the_dynamic_bit_of_its_externalizable_traits() {
     let Value::Object { external, .. } = &mut plain.values[1].1 else {
         panic!()
     };
-    let Some(Value::Array { dense, .. }) = external.as_deref_mut() else {
+    let Some(Value::Array { dense, .. }) = external.as_mut().and_then(|b| b.value_mut()) else {
         panic!()
     };
     // Both proxies share one traits entry (the second references the first's).

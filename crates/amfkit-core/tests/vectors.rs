@@ -230,7 +230,7 @@ impl<'v> Canon<'v> {
                 self.add(v, ctx);
                 sealed.iter().for_each(|x| self.register(x, ctx));
                 dynamic.iter().for_each(|(_, x)| self.register(x, ctx));
-                if let Some(x) = external {
+                if let Some(x) = external.as_ref().and_then(|b| b.value()) {
                     self.register(x, ctx);
                 }
             }
@@ -349,7 +349,7 @@ impl<'v> Canon<'v> {
                 dynamic,
                 external,
             } => {
-                if let Some(body) = external {
+                if let Some(body) = external.as_ref().and_then(|b| b.value()) {
                     return json!({"t": "external", "class": traits.class_name, "v": self.emit(body, ctx)});
                 }
                 let sealed: Vec<J> = traits

@@ -6,13 +6,21 @@ mod buffer;
 mod decode;
 mod encode;
 mod errors;
+mod lenient;
+mod lossless;
 mod nested;
 mod options;
+mod output;
 mod packet;
 mod registry;
 mod shm;
+mod shm_message;
+mod shm_pingpong;
+mod shm_record;
+mod shm_subscriber;
 mod sol;
 mod types;
+mod wire;
 
 #[pymodule]
 fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -44,6 +52,8 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sol::encode_sol, m)?)?;
     m.add_function(wrap_pyfunction!(nested::decode_values, m)?)?;
     m.add_function(wrap_pyfunction!(nested::encode_values, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::wire_read, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::wire_write, m)?)?;
     m.add_class::<decode::api::Amf0Decoder>()?;
     m.add_class::<decode::api::Amf3Decoder>()?;
     m.add_class::<encode::api::Amf0Encoder>()?;
@@ -51,5 +61,11 @@ fn _amfkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode::external::DataInput>()?;
     m.add_class::<encode::external::DataOutput>()?;
     m.add_class::<shm::ShmSegment>()?;
+    m.add_class::<lossless::Layout>()?;
+    m.add_class::<output::Encoded>()?;
+    m.add_class::<shm_subscriber::ShmSubscriber>()?;
+    m.add_function(wrap_pyfunction!(shm_record::shm_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_ping, m)?)?;
+    m.add_function(wrap_pyfunction!(shm_pingpong::shm_echo, m)?)?;
     Ok(())
 }

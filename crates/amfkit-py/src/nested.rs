@@ -4,12 +4,13 @@
 
 use amfkit_core::{Decoder as CoreDecoder, PathSegment};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 
 use crate::buffer::with_input;
 use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::lossless::{Layout, LayoutData};
 use crate::options::{options, Version};
 
 fn version_of(version: i64) -> PyResult<Version> {
@@ -42,9 +43,9 @@ pub fn decode_values<'py>(
     let version = version_of(version)?;
     let opts = options(max_depth, max_objects, max_size, tz_aware)?;
     with_input(data, |input| {
-        let read = |stream: bool| -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>, bool)> {
+        let read = |stream: bool| -> PyResult<(Bound<'py, PyAny>, LayoutData, bool)> {
             let mut v = PyVisitor::new(py, opts.tz_aware)?;
-            v.layout = Some(PyDict::new(py));
+            v.layout = Some(LayoutData::new(input.len()));
             let mut de = CoreDecoder::new(input, opts.limits);
             let r = if stream {
                 let out = PyList::empty(py);
@@ -73,7 +74,9 @@ pub fn decode_values<'py>(
                     .and_then(|value| de.finish().map(|()| value))
                     .map_err(|e| decode_err(py, e.or_offset(de.position()), v.pending.take()))
             }?;
-            let layout = v.layout.take().unwrap_or_else(|| PyDict::new(py));
+            let mut layout = v.layout.take().unwrap_or_default();
+            layout.strings = de.amf3_strings();
+            layout.finish();
             Ok((r, layout, de.amf3_inline_strings()))
         };
         let (value, layout, inline, stream) = match read(false) {
@@ -93,7 +96,7 @@ pub fn decode_values<'py>(
             py,
             [
                 value,
-                layout.into_any(),
+                Bound::new(py, Layout { data: layout })?.into_any(),
                 PyBool::new(py, inline).to_owned().into_any(),
                 PyBool::new(py, stream).to_owned().into_any(),
             ],
@@ -114,14 +117,14 @@ pub fn encode_values<'py>(
     value: &Bound<'py, PyAny>,
     version: i64,
     stream: bool,
-    layout: Option<Bound<'py, PyDict>>,
+    layout: Option<Bound<'py, Layout>>,
     inline_strings: bool,
     max_depth: u32,
     switch: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let version = version_of(version)?;
     let mut e = PyEncoder::new(py, None, max_depth)?;
-    e.layout = layout;
+    e.set_layout(layout);
     e.enc.inline_every_string = inline_strings;
     let write = |e: &mut PyEncoder<'py>, item: &Bound<'py, PyAny>| match version {
         Version::Amf0 if switch => e.amf0_switch(item),

@@ -1,7 +1,7 @@
 //! Remoting packets from and to Python: `decode_packet` and `encode_packet`, and
 //! `decode_packet_layout`, which also says where each value lies in the input.
 
-use amfkit_core::packet::read_packet;
+use amfkit_core::packet::read_packet_lenient;
 use amfkit_core::Limits;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -11,13 +11,16 @@ use crate::buffer::with_input;
 use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::lenient::leniency;
 use crate::options::options;
 
 /// Decode a remoting packet: `(version, [(name, must_understand, value)], [(target,
-/// response, value)])`. Length fields are ignored; each header and body is its own
-/// reference context.
+/// response, value)])`. Length fields are not trusted (an opaque body, with lenient
+/// options, ends with its part when the part's length field is true); each header and
+/// body is its own reference context.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+#[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, unknown_externalizable="error", externalizable=None, on_mismatch=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn decode_packet<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
@@ -25,13 +28,17 @@ pub fn decode_packet<'py>(
     max_objects: u64,
     max_size: u64,
     tz_aware: bool,
+    unknown_externalizable: &str,
+    externalizable: Option<&Bound<'py, PyAny>>,
+    on_mismatch: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let opts = options(max_depth, max_objects, max_size, tz_aware)?;
+    let lenient = leniency(unknown_externalizable, externalizable, on_mismatch)?;
     with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
+        let mut v = PyVisitor::new(py, opts.tz_aware)?.with_leniency(&lenient);
         let limits: Limits = opts.limits;
-        let p =
-            read_packet(input, limits, &mut v).map_err(|e| decode_err(py, e, v.pending.take()))?;
+        let p = read_packet_lenient(input, limits, lenient.core.clone(), &mut v)
+            .map_err(|e| decode_err(py, e, v.pending.take()))?;
         let headers = PyList::empty(py);
         for h in p.headers {
             headers.append((PyString::new(py, h.name), h.must_understand, h.value))?;
@@ -73,7 +80,7 @@ pub fn decode_packet_layout<'py>(
     let opts = options(max_depth, max_objects, max_size, tz_aware)?;
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let p = read_packet(input, opts.limits, &mut v)
+        let p = read_packet_lenient(input, opts.limits, None, &mut v)
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
         let headers = PyList::empty(py);
         for h in p.headers {
@@ -82,9 +89,11 @@ pub fn decode_packet_layout<'py>(
                 name,
                 h.must_understand,
                 h.value,
-                h.length,
-                h.span.start,
-                h.span.end,
+                h.layout
+                    .length
+                    .unwrap_or((h.layout.end - h.layout.start) as u32),
+                h.layout.start,
+                h.layout.end,
             ))?;
         }
         let bodies = PyList::empty(py);
@@ -94,9 +103,11 @@ pub fn decode_packet_layout<'py>(
                 target,
                 response,
                 b.value,
-                b.length,
-                b.span.start,
-                b.span.end,
+                b.layout
+                    .length
+                    .unwrap_or((b.layout.end - b.layout.start) as u32),
+                b.layout.start,
+                b.layout.end,
             ))?;
         }
         PyTuple::new(

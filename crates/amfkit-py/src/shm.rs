@@ -17,7 +17,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::errors::store_err;
 
-fn to_py(py: Python<'_>, e: Error) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, e: Error) -> PyErr {
     match e {
         Error::Invalid(m) => PyValueError::new_err(m),
         Error::Store(m) => store_err(py, m),
@@ -75,7 +75,7 @@ impl RecordSink for Sink<'_> {
 /// of a host (`{directory}/amfkit.{name}`).
 #[pyclass(module = "amfkit", name = "ShmSegment", frozen)]
 pub struct ShmSegment {
-    seg: Segment,
+    pub(crate) seg: Segment,
 }
 
 #[pymethods]

@@ -4,18 +4,20 @@ use amfkit_core::sol::{read_sol, AMF0, AMF3};
 use amfkit_core::PathSegment;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::buffer::with_input;
 use crate::decode::PyVisitor;
 use crate::encode::PyEncoder;
 use crate::errors::decode_err;
+use crate::lossless::{Layout, LayoutData};
 use crate::options::options;
+use crate::output::Encoded;
 
 /// Decode a .sol file: `(name, amf_version, {member: value}, layout, inline_strings)`,
 /// members in file order (a repeated name keeps its last value). One reference context
-/// spans the members. With `lossless`, `layout` maps the `id()` of each anonymous or
-/// typed AMF3 object to `(object, traits token)` (see `PyVisitor::layout`), else None;
+/// spans the members. With `lossless`, `layout` records the traits each anonymous or
+/// typed AMF3 object was read with (a `Layout`, `lossless.rs`), else None;
 /// `inline_strings` says the file's writer never references strings.
 #[pyfunction]
 #[pyo3(signature = (data, /, *, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, lossless=false))]
@@ -32,10 +34,14 @@ pub fn decode_sol<'py>(
     with_input(data, |input| {
         let mut v = PyVisitor::new(py, opts.tz_aware)?;
         if lossless {
-            v.layout = Some(PyDict::new(py));
+            v.layout = Some(LayoutData::new(input.len()));
         }
         let body = read_sol(input, opts.limits, &mut v)
             .map_err(|e| decode_err(py, e, v.pending.take()))?;
+        if let Some(layout) = &mut v.layout {
+            layout.strings = body.amf3_strings;
+            layout.finish();
+        }
         let values = PyDict::new(py);
         for (key, value) in body.values {
             values.set_item(PyString::new(py, key), value)?;
@@ -46,9 +52,10 @@ pub fn decode_sol<'py>(
                 PyString::new(py, body.name).into_any(),
                 body.version.into_pyobject(py)?.into_any(),
                 values.into_any(),
-                v.layout
-                    .take()
-                    .map_or_else(|| py.None().into_bound(py), |d| d.into_any()),
+                match v.layout.take() {
+                    Some(data) => Bound::new(py, Layout { data })?.into_any(),
+                    None => py.None().into_bound(py),
+                },
                 PyBool::new(py, body.inline_strings).to_owned().into_any(),
             ],
         )
@@ -58,9 +65,11 @@ pub fn decode_sol<'py>(
 /// Encode a .sol file from a mapping of str member names to values, in its order; the
 /// values are AMF0 or AMF3 as `version` says and share one reference context. `layout`
 /// and `inline_strings` (from a lossless `decode_sol`) write the objects it names with
-/// the traits they were read with, and every string inline.
+/// the traits they were read with, and every string inline; `size_hint` (the size of the
+/// file the values were read from) reserves the output at once. The bytes come back as
+/// an `Encoded` buffer, not copied (`output.rs`).
 #[pyfunction]
-#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false))]
+#[pyo3(signature = (name, version, values, /, *, default=None, max_depth=1024, layout=None, inline_strings=false, size_hint=0))]
 #[allow(clippy::too_many_arguments)]
 pub fn encode_sol<'py>(
     py: Python<'py>,
@@ -69,9 +78,10 @@ pub fn encode_sol<'py>(
     values: &Bound<'py, PyAny>,
     default: Option<Bound<'py, PyAny>>,
     max_depth: u32,
-    layout: Option<Bound<'py, PyDict>>,
+    layout: Option<Bound<'py, Layout>>,
     inline_strings: bool,
-) -> PyResult<Bound<'py, PyBytes>> {
+    size_hint: usize,
+) -> PyResult<Bound<'py, Encoded>> {
     let version = match version {
         0 => AMF0,
         3 => AMF3,
@@ -83,7 +93,8 @@ pub fn encode_sol<'py>(
     };
     let items = values.call_method0("items")?;
     let mut e = PyEncoder::new(py, default, max_depth)?;
-    e.layout = layout;
+    e.reserve_output(size_hint);
+    e.set_layout(layout);
     e.enc.inline_every_string = inline_strings;
     let r = (|| -> amfkit_core::Result<()> {
         let slot = e.enc.sol_start(name, version)?;
@@ -117,7 +128,7 @@ pub fn encode_sol<'py>(
         e.enc.sol_end(slot)
     })();
     match r {
-        Ok(()) => Ok(PyBytes::new(py, &e.enc.out.buf)),
+        Ok(()) => Bound::new(py, Encoded::new(e.enc.take())),
         Err(err) => Err(e.py_error(err)),
     }
 }

@@ -20,6 +20,8 @@ pub struct Types {
     pub date: *mut ffi::PyTypeObject,
     pub array_collection: *mut ffi::PyTypeObject,
     pub object_proxy: *mut ffi::PyTypeObject,
+    /// `amfkit.Opaque`: an externalizable object kept as bytes (lenient decoding).
+    pub opaque: *mut ffi::PyTypeObject,
     pub table: *mut ffi::PyTypeObject,
     pub array: *mut ffi::PyTypeObject,
     /// `amfkit.FixedVector`: an array.array subclass, a Vector with the fixed flag set.
@@ -47,6 +49,7 @@ pub struct Names {
     pub columns: *mut ffi::PyObject,
     pub rows: *mut ffi::PyObject,
     pub collection: *mut ffi::PyObject,
+    pub data: *mut ffi::PyObject,
 }
 
 // SAFETY: The pointers are dereferenced only with the GIL held (every user holds a `Python`
@@ -117,6 +120,7 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
         date: type_ptr(kw, "date")?,
         array_collection: type_ptr(kw, "array_collection")?,
         object_proxy: type_ptr(kw, "object_proxy")?,
+        opaque: type_ptr(kw, "opaque")?,
         table: type_ptr(kw, "table")?,
         array,
         fixed_vector: type_ptr(kw, "fixed_vector")?,
@@ -139,6 +143,7 @@ pub fn _setup(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()
             columns: intern(py, "columns"),
             rows: intern(py, "rows"),
             collection: intern(py, "collection"),
+            data: intern(py, "data"),
         },
     };
     let _ = TYPES.set(types);

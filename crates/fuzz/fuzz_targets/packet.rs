@@ -1,7 +1,9 @@
 //! The remoting packet reader (`packet::read_packet`) building `Value`s, on any bytes,
 //! under the default and tight limits: `Ok` or a well-formed `Err`, never a panic.
 //! A packet that reads is also written back (each header and body value in its own
-//! reference context, real lengths) and must read again to the same packet.
+//! reference context, real lengths) and must read again to the same packet; written
+//! with the layout it was read with (`Packet::to_bytes`: its length fields and string
+//! habits), it must read again to the same packet and write the same bytes again.
 #![no_main]
 
 use amfkit_core::packet::{read_packet, Packet};
@@ -53,6 +55,23 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         assert_eq!(write(&q), bytes, "a second write gives other bytes");
+        let exact = p.to_bytes().unwrap();
+        let r = read_packet(&exact, Limits::default(), &mut ValueVisitor)
+            .unwrap_or_else(|e| panic!("a packet written with its layout does not read back: {e}"));
+        assert_eq!(p.headers.len(), r.headers.len());
+        assert_eq!(p.bodies.len(), r.bodies.len());
+        for (a, b) in p.bodies.iter().zip(&r.bodies) {
+            assert!(
+                same(&a.value, &b.value),
+                "body value changed: {a:?} -> {b:?}"
+            );
+            assert_eq!(a.layout.length, b.layout.length);
+        }
+        assert_eq!(
+            r.to_bytes().unwrap(),
+            exact,
+            "a second layout write gives other bytes"
+        );
     }
     checked(read_packet(data, TIGHT, &mut ValueVisitor), data.len());
 });

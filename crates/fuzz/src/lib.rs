@@ -1,7 +1,7 @@
 //! Helpers shared by the fuzz targets: the checks every decoder result must pass, and a
 //! structural comparison of [`Value`] trees.
 
-use amfkit_core::{Error, Limits, Value};
+use amfkit_core::{Error, ExternalBody, Limits, Value};
 
 /// Limits small enough that random input reaches every limit check.
 pub const TIGHT: Limits = Limits {
@@ -121,7 +121,14 @@ pub fn same(a: &Value, b: &Value) -> bool {
                 && same_members(dx, dy)
                 && match (ex, ey) {
                     (None, None) => true,
-                    (Some(x), Some(y)) => same(x, y),
+                    (Some(ExternalBody::Value(x)), Some(ExternalBody::Value(y))) => same(x, y),
+                    (Some(ExternalBody::Flags(x)), Some(ExternalBody::Flags(y))) => {
+                        x.len() == y.len()
+                            && x.iter()
+                                .zip(y)
+                                .all(|(a, b)| a.flags == b.flags && same_list(&a.values, &b.values))
+                    }
+                    (Some(ExternalBody::Opaque(x)), Some(ExternalBody::Opaque(y))) => x == y,
                     _ => false,
                 }
         }

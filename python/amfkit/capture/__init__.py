@@ -10,17 +10,18 @@ what is built on them: `amfkit inspect`, replay (`Gateway.from_capture`, `amfkit
 
 Reading HAR needs nothing more; mitmproxy flows need mitmproxy, pcap files dpkt and h11
 (pip install 'amfkit[capture]'). A capture reader only finds bytes: AMF bodies are read
-by `amfkit.remoting.packet.decode`, with its limits.
+by `amfkit.remoting.packet.decode`, with its limits, leniently (`LENIENT`: an
+externalizable class nobody registered kept opaque where that is sound).
 """
 
 from __future__ import annotations
 
 import os
 
-from .calls import Call, Calls, Limits, calls_of
+from .calls import LENIENT, Call, Calls, Limits, calls_of
 from .exchange import DEFAULT_MAX_BODY_SIZE, CaptureError, Exchange
 
-__all__ = ["Call", "Calls", "CaptureError", "Exchange", "Limits", "calls_of", "detect", "read", "read_bytes"]
+__all__ = ["LENIENT", "Call", "Calls", "CaptureError", "Exchange", "Limits", "calls_of", "detect", "read", "read_bytes"]
 
 #: The largest capture file read (a file is read whole).
 MAX_FILE_SIZE = 4 * 1024 * 1024 * 1024
@@ -42,21 +43,27 @@ def detect(data: bytes) -> str:
     raise CaptureError(f"not a capture (HAR, mitmproxy flows, pcap or pcapng): {_looks(data)}")
 
 
+#: The most bytes of a file that is no capture read to say what it is (as AMF or not).
+_LOOK_SIZE = 16 * 1024 * 1024
+
+
 def _looks(data: bytes) -> str:
-    head = data[:64].lstrip().lower()
+    """What a file that is no capture holds, in a few words: AMF that `amfkit decode`
+    reads (what `amfkit.payload.read` finds in it, in any input form), else what
+    `amfkit.forms.describe` says the bytes look like."""
+    from .. import forms
+    from ..payload import read as read_payload
+
     if not data:
         return "the file is empty"
-    if head.startswith((b"<!doctype html", b"<html")):
-        return "this looks like an HTML page"
-    if head.startswith(b"<"):
-        return "this looks like XML"
-    if head.startswith(b"["):
-        return "this looks like a JSON list"
-    if data[:2] == b"\x1f\x8b":
-        return "this is gzip data (decompress it first)"
-    if data[:1] in (b"\x00", b"\x03") and len(data) > 6:
-        return "this looks like one AMF packet (amfkit decode reads those)"
-    return f"it starts with {data[:8].hex(' ')}"
+    if len(data) <= _LOOK_SIZE:
+        try:
+            found = read_payload(data, max_inflate=_LOOK_SIZE, unknown_externalizable=LENIENT["unknown_externalizable"])
+        except ValueError:  # PayloadError, FormError: no AMF in it
+            pass
+        else:
+            return f"it holds AMF ({found.describe()}): amfkit decode reads it"
+    return forms.describe(data, max_size=_LOOK_SIZE).removeprefix("not AMF: ")
 
 
 def read_bytes(data: bytes, *, name: str = "capture", kind: str | None = None, max_body_size: int = DEFAULT_MAX_BODY_SIZE) -> list[Exchange]:

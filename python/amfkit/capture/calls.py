@@ -1,12 +1,14 @@
 """The AMF calls of a capture: each exchange's request and response packets decoded by
-`amfkit.remoting.packet.decode` (with its limits), batches split into calls, each call
-paired with its answer: NetConnection bodies by response URI (`/1` and `/1/onResult` or
-`/1/onStatus`), Flex messages by messageId and correlationId."""
+`amfkit.remoting.packet.decode` (with its limits, and leniently: `LENIENT`), batches split
+into calls, each call paired with its answer: NetConnection bodies by response URI (`/1`
+and `/1/onResult` or `/1/onStatus`), Flex messages by messageId and correlationId."""
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Iterable
 
 from .. import _amfkit
@@ -15,9 +17,17 @@ from ..remoting import packet
 from ..remoting.messages import AbstractMessage, CommandMessage, ErrorMessage, RemotingMessage
 from .exchange import Exchange
 
-__all__ = ["AMF_TYPE", "Call", "Calls", "Limits", "calls_of", "command_name", "fault_of"]
+__all__ = ["AMF_TYPE", "LENIENT", "Call", "Calls", "Limits", "calls_of", "command_name", "fault_of"]
 
 AMF_TYPE = "application/x-amf"
+
+#: How a captured body is read besides its limits. Someone else wrote it, so an
+#: externalizable class nobody registered here is kept as an `amfkit.Opaque` (its bytes,
+#: written back byte for byte) instead of failing the whole body, where the decoder finds
+#: that sound: where the object ends its body, or its part's length field is true
+#: (docs/cli.md, "Bytes others wrote"); elsewhere the body is still refused. Reading
+#: captures only: a replay gateway reads its live clients' requests strictly.
+LENIENT: Mapping[str, str] = MappingProxyType({"unknown_externalizable": "opaque"})
 
 #: CommandMessage operations by name (MESSAGING-NOTES.md).
 _COMMANDS = {
@@ -50,7 +60,7 @@ class Call:
     is never held decoded at once); the arguments and the fault are decoded up front."""
 
     __slots__ = ("index", "exchange", "version", "response_uri", "target", "arguments", "message", "answered", "fault",
-                 "headers", "batch", "_result", "_answer", "_source")
+                 "headers", "batch", "packets", "_result", "_answer", "_source")
 
     def __init__(
         self,
@@ -79,10 +89,13 @@ class Call:
         self.fault = fault
         self.headers = headers if headers is not None else []
         self.batch = batch
+        #: The bytes of the request and the response packets it was read from (a body as
+        #: recorded, or the alternative reading of a lossy one); None when not read so.
+        self.packets: tuple[bytes, bytes | None] | None = None
         self._result = result
         self._answer = answer
-        #: (the response packet's bytes, the answering body's index, the limits).
-        self._source: tuple[bytes, int, Limits] | None = None
+        #: (the response packet's bytes, the answering body's index, the decoder's options).
+        self._source: tuple[bytes, int, Mapping[str, Any]] | None = None
 
     def __repr__(self) -> str:
         return f"Call({self.index}, {self.target!r}, {self.outcome})"
@@ -90,8 +103,8 @@ class Call:
     def _decoded(self) -> tuple[Any, Any]:
         """(result, answer) from the response's bytes."""
         assert self._source is not None
-        raw, i, limits = self._source
-        body = packet.decode(raw, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size).bodies[i]
+        raw, i, options = self._source
+        body = packet.decode(raw, **options).bodies[i]
         msg = message_of(body.value)
         if msg is not None:
             return (None if isinstance(msg, ErrorMessage) else msg.body), msg
@@ -142,10 +155,13 @@ class Call:
 class Calls:
     """A capture read as calls: `calls` in order; `problems` one line for each AMF
     exchange that could not be read (or was read with a doubt, such as a lossy body);
-    `skipped` the count of exchanges that are not AMF."""
+    `notes` one line for each registered class that arrived with other members than it
+    declares (read all the same: `amfkit decode`'s notes); `skipped` the count of
+    exchanges that are not AMF."""
 
     calls: list[Call] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     skipped: int = 0
     exchanges: int = 0
 
@@ -180,9 +196,28 @@ def is_amf(ex: Exchange) -> bool:
     return AMF_TYPE in (ex.request_type, ex.response_type)
 
 
-def calls_of(exchanges: Iterable[Exchange], limits: Limits = Limits()) -> Calls:
-    """Every AMF call of `exchanges`, in order."""
+def calls_of(
+    exchanges: Iterable[Exchange],
+    limits: Limits = Limits(),
+    *,
+    unknown_externalizable: str = LENIENT["unknown_externalizable"],
+    externalizable: Mapping[str, str] | None = None,
+) -> Calls:
+    """Every AMF call of `exchanges`, in order. The bodies are read with `limits` and the
+    decoder's lenient options: `unknown_externalizable` ("opaque", the default here, or
+    "error") and `externalizable` (`{"com.x.List": "arraycollection"}`: how to read
+    classes known to carry one value; `amfkit.remoting.packet.decode`). A registered
+    class whose members on the wire are not the ones it declares is read all the same,
+    and named once in `notes`."""
     out = Calls()
+    options: dict[str, Any] = {
+        "max_depth": limits.max_depth,
+        "max_objects": limits.max_objects,
+        "max_size": limits.max_size,
+        "unknown_externalizable": unknown_externalizable,
+        "externalizable": dict(externalizable) if externalizable else None,
+    }
+    mismatches: set[str] = set()
     for ex in exchanges:
         out.exchanges += 1
         if not is_amf(ex):
@@ -195,33 +230,48 @@ def calls_of(exchanges: Iterable[Exchange], limits: Limits = Limits()) -> Calls:
             if not ex.notes:
                 out.problems.append(f"{where}: no request body recorded")
             continue
-        request, why, _ = _decode(ex.request_body, ex.candidates.get("request", ()), limits)
+        heard: list[str] = []
+        request, why, sent = _decode(ex.request_body, ex.candidates.get("request", ()), options, heard)
         if request is None:
             out.problems.append(f"{where}: request: {why}")
             continue
         response, raw = None, b""
         if ex.response_body is not None:
-            response, why, raw = _decode(ex.response_body, ex.candidates.get("response", ()), limits)
+            response, why, raw = _decode(ex.response_body, ex.candidates.get("response", ()), options, heard)
             if response is None:
                 out.problems.append(f"{where}: response: {why}")
-        out.calls.extend(_pair(ex, request, response, len(out.calls), (raw, limits)))
+        for note in heard:
+            if note not in mismatches:  # once per capture: every answer of a server repeats it
+                mismatches.add(note)
+                out.notes.append(f"{where}: {note}")
+        paired = _pair(ex, request, response, len(out.calls), (raw, options))
+        for call in paired:
+            call.packets = (sent, raw if response is not None else None)
+        out.calls.extend(paired)
     return out
 
 
-def _decode(data: bytes, alternatives: Iterable[bytes], limits: Limits) -> tuple[packet.Envelope | None, str, bytes]:
+def _decode(data: bytes, alternatives: Iterable[bytes], options: Mapping[str, Any], heard: list[str]) -> tuple[packet.Envelope | None, str, bytes]:
     """The packet in `data` (or the first of `alternatives` that decodes) and the bytes
-    it was read from, or None and the first error."""
+    it was read from, or None and the first error. What the decoder's `on_mismatch`
+    reports goes to `heard`, one line each."""
+
+    from ..payload import mismatch_text
+
+    def mismatch(alias: str, undeclared: tuple[str, ...], missing: tuple[str, ...]) -> None:
+        heard.append(mismatch_text(alias, undeclared, missing))
+
     first = ""
     for raw in (data, *alternatives):
         try:
-            return packet.decode(raw, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size), "", raw
+            return packet.decode(raw, **options, on_mismatch=mismatch), "", raw
         except Exception as e:  # DecodeError, or a reader of an externalizable class
             if not first:
                 first = f"not an AMF packet: {error_text(e)}" if raw else "empty body"
     return None, first, b""
 
 
-def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | None, start: int, source: tuple[bytes, Limits]) -> list[Call]:
+def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | None, start: int, source: tuple[bytes, Mapping[str, Any]]) -> list[Call]:
     answers: dict[str, tuple[int, packet.Body]] = {}
     by_correlation: dict[str, tuple[int, packet.Body]] = {}
     for i, body in enumerate(response.bodies if response is not None else ()):
@@ -252,7 +302,7 @@ def _pair(ex: Exchange, request: packet.Envelope, response: packet.Envelope | No
     return out
 
 
-def _answer(call: Call, index: int, body: packet.Body, source: tuple[bytes, Limits]) -> None:
+def _answer(call: Call, index: int, body: packet.Body, source: tuple[bytes, Mapping[str, Any]]) -> None:
     """Pair `call` with the response body `index`: the fault now, the result and answer
     decoded again from the response's bytes when read."""
     call.answered = True

@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import _amfkit
 from .._text import clip, error_text
-from ..cli.jsonio import JSONInputError, from_json
+from ..jsonio import JSONInputError, from_json
 from .calls import Limits
 from .packettext import Part, json_doc, layout
 
@@ -52,7 +52,7 @@ def assign(original: bytes, assignments: list[str], *, limits: Limits = Limits()
     """`original` with each `PATH=JSON` of `assignments` set (paths over the JSON form:
     `bodies[0].value[0].body[1]`, `headers[0].value.userid`)."""
     from .. import valuepath
-    from ..cli.jsonio import dumps
+    from ..jsonio import dumps
 
     text_before = dumps(json_doc(_layout(original, limits)), indent=None)
     doc = json.loads(text_before)
@@ -69,7 +69,7 @@ def assign(original: bytes, assignments: list[str], *, limits: Limits = Limits()
 
 
 def _rebuild(edited: Any, original: bytes, limits: Limits) -> bytes:
-    from ..cli.jsonio import dumps
+    from ..jsonio import dumps
 
     p = _layout(original, limits)
     before = json.loads(dumps(json_doc(p), indent=None))
@@ -260,7 +260,7 @@ def _has_members(obj: Any) -> bool:
 
 def _member_names(obj: Any) -> dict[str, Any]:
     """JSON member name -> the key the object holds (an AS2 array's int keys)."""
-    from ..cli.jsonio import _key_text
+    from ..jsonio import _key_text
 
     if isinstance(obj, dict):
         return {_key_text(k): k for k in obj}

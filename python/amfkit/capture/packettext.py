@@ -1,18 +1,16 @@
-"""A remoting packet as text: `render` (the tree `amfkit decode` prints) and `to_json`
-(the JSON form, which `amfkit.capture.packetedit` turns back into bytes), both over
+"""A remoting packet as text, for the mitmproxy addon: `RENDER` (the "AMF" view: what
+`amfkit decode` prints for the bytes, `amfkit.decodetext.render`, read as captures are
+read: an externalizable class nobody registered kept opaque) and `to_json` (the "AMF
+JSON" view, which `amfkit.capture.packetedit` turns back into bytes), the latter over
 `layout`, the packet as read with each part's length field and where its value lies.
 
     >>> from amfkit.remoting import packet
     >>> data = packet.encode(packet.Envelope(0, bodies=[packet.Body("Echo.echo", "/1", ["hi"])]))
-    >>> print(render(data))
-    AMF0 packet, 0 headers, 1 body, 35 bytes
-    body 1: target 'Echo.echo', response '/1'
+    >>> print(RENDER(data))
+    # amf packet, version 0, 0 headers, 1 body, 35 bytes
+    body 0: target 'Echo.echo', response '/1'
       strict array [1]
         [0]: string 'hi'
-
-ISSUE 26: `amfkit decode` learns to print packets in branch i26-foreign; `render` is
-this module's own until then, and is meant to be replaced by that printing (the
-mitmproxy view calls it through `RENDER`, so one assignment swaps it).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import _amfkit
-from .calls import Limits, message_of
+from .calls import LENIENT, Limits
 
 __all__ = ["Layout", "Part", "RENDER", "layout", "render", "to_json", "json_doc"]
 
@@ -61,34 +59,6 @@ def layout(data: bytes, limits: Limits = Limits()) -> Layout:
     )
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def render(data: bytes, *, max_string: int = 120, limits: Limits = Limits()) -> str:
-    """The packet as an indented tree: version, headers, then each body's target,
-    response URI and value (Flex messages by their class), values as `amfkit decode`
-    prints them."""
-    from ..cli.tree import iter_lines
-
-    p = layout(data, limits)
-    # A version-3 packet's values are AMF0 that switch to AMF3 where they say so; the
-    # tree names AMF0 types for version 0 and AMF3 types (what clients mean) for 3.
-    version = 0 if p.version in (0, 1) else 3
-    lines = [f"AMF{version} packet, {_count(len(p.headers), 'header', 'headers')}, {_count(len(p.bodies), 'body', 'bodies')}, {p.size} bytes"]
-    for h in p.headers:
-        flag = " (must understand)" if h.second else ""
-        lines.append(f"header {h.first!r}{flag}")
-        lines.extend("  " + line for line in iter_lines(h.value, version=version, max_string=max_string))
-    for i, b in enumerate(p.bodies, 1):
-        lines.append(f"body {i}: target {b.first!r}, response {b.second!r}")
-        msg = message_of(b.value)
-        if msg is not None:
-            lines.append(f"  Flex {type(msg).__name__}")
-        lines.extend("  " + line for line in iter_lines(b.value, version=version, max_string=max_string))
-    return "\n".join(lines)
-
-
 def json_doc(p: Layout) -> dict[str, Any]:
     """The JSON form's document: version, headers (name, must_understand, value) and
     bodies (target, response, value), the values as `amfkit decode --json` gives them."""
@@ -100,11 +70,22 @@ def json_doc(p: Layout) -> dict[str, Any]:
 
 
 def to_json(data: bytes, *, limits: Limits = Limits()) -> str:
-    """The packet as JSON text (`amfkit.cli.jsonio`'s mapping, two-space indent)."""
-    from ..cli.jsonio import dumps
+    """The packet as JSON text (`amfkit.jsonio`'s mapping, two-space indent)."""
+    from ..jsonio import dumps
 
     return dumps(json_doc(layout(data, limits)), indent=2)
 
 
-#: What the mitmproxy view prints: swapped for issue 26's packet printing when it lands.
+def render(data: bytes, *, max_string: int = 120, limits: Limits = Limits()) -> str:
+    """What `amfkit decode --unknown-externalizable opaque` prints for `data` (plain
+    `amfkit decode` prints the same for a packet whose classes it all knows); a
+    `ValueError` naming why when the bytes hold no AMF."""
+    from ..decodetext import render as decode_text
+
+    return decode_text(
+        data, max_string=max_string, max_depth=limits.max_depth, max_objects=limits.max_objects, max_size=limits.max_size, **LENIENT
+    )
+
+
+#: What the mitmproxy "AMF" view prints for a body.
 RENDER: Callable[[bytes], str] = render

@@ -30,6 +30,7 @@ from .._types import (
     ObjectKey,
     ObjectProxy,
     ObjectVector,
+    Opaque,
     TypedObject,
     UndefinedType,
     XMLDocument,
@@ -229,6 +230,8 @@ class Source:
             if v.tz:
                 items.append(("tz=", Atom(str(v.tz))))
             return Group("Date", "(", items, ")", literal=False)
+        if isinstance(v, Opaque):
+            raise Blob(f"an object of the externalizable class {v.alias!r}, which amfkit cannot read, kept as its bytes")
         ident = id(v)
         if ident in seen:
             raise Blob("a shared or cyclic reference")

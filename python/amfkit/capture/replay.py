@@ -28,11 +28,14 @@ from . import match as _match
 from .calls import Call, calls_of
 from .exchange import CaptureError
 
-__all__ = ["MATCHES", "Replay", "ReplayServices", "replay_gateway"]
+__all__ = ["ENV", "MATCHES", "Replay", "ReplayServices", "replay_gateway", "settings"]
 
 logger = logging.getLogger("amfkit.replay")
 
 MATCHES = ("arguments", "target", "order")
+#: The environment variable by which `amfkit serve --replay` tells its workers the
+#: captures and the match option (`amfkit.cli.replay`, `amfkit.capture.replay_app`).
+ENV = "AMFKIT_REPLAY"
 #: The fault code of a call the capture does not hold.
 NOT_RECORDED = "Replay.NotRecorded"
 #: How many recorded calls an unrecorded call's fault names.
@@ -117,10 +120,32 @@ class Replay:
     def _missing(self, target: str, args: list[Any]) -> Fault:
         self.missed.append((target, args))
         near = self.nearest(target, args)
-        shown_near = "; ".join(describe(c) for c in near) or "nothing was recorded"
+        wanted = _match.key(args)
+        # Where each nearest call of the same target differs first (the arguments as
+        # called, then as recorded; paths into the argument list: $[0] is the first).
+        first = [_first_difference(wanted, c) if c.target == target else None for c in near]
+        shown = [describe(c) + (f" [called vs recorded: {d}]" if d else "") for c, d in zip(near, first)]
+        shown_near = "; ".join(shown) or "nothing was recorded"
         message = f"{clip(target, MAX_SHOWN)} with these arguments was not recorded; nearest recorded: {shown_near}"
         logger.warning("not recorded: %s(%s); nearest recorded: %s", clip(target, MAX_SHOWN), _args_text(args), shown_near)
-        return Fault(clip(message), code=NOT_RECORDED, details={"target": target, "nearest": [describe(c) for c in near]})
+        details = {"target": target, "nearest": [describe(c) for c in near], "differences": first}
+        return Fault(clip(message), code=NOT_RECORDED, details=details)
+
+
+def settings() -> dict[str, Any]:
+    """The files and match option `amfkit serve --replay` passed on to its workers."""
+    import json
+
+    raw = os.environ.get(ENV)
+    if not raw:
+        raise RuntimeError(f"{ENV} is not set (amfkit serve --replay sets it)")
+    loaded: dict[str, Any] = json.loads(raw)
+    return loaded
+
+
+def _first_difference(wanted: Any, call: Call) -> str | None:
+    found = _match.differences(wanted, _match.key(call.arguments), limit=1)
+    return clip(str(found[0]), 160) if found else None
 
 
 def describe(call: Call) -> str:
@@ -129,7 +154,7 @@ def describe(call: Call) -> str:
 
 
 def _args_text(args: list[Any]) -> str:
-    from ..cli.tree import summary
+    from ..tree import summary
 
     try:
         return clip(", ".join(summary(a, width=40) for a in args), 160)

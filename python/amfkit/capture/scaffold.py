@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import amf3
+from .. import DecodeError, amf3
 from .._types import TypedObject
 from .._values import alias_of, attributes
 from . import match as _match
@@ -77,6 +77,9 @@ class _Module:
         self.taken: set[str] = {"Gateway", "Fault", "Principal", "gateway", "authenticate", "register_class", "amf3", "base64"}
         self.classes: dict[str, _Class] = {}
         self.blobs: list[tuple[str, bytes, str]] = []
+        #: Whether a kept value holds an object of an externalizable class nobody
+        #: registered (an `amfkit.Opaque`, read so from the capture).
+        self.opaque = False
         self._what = "value"
         self.source = Source(self._class_name, self._params, self._keep)
         for c in self.calls:
@@ -141,7 +144,13 @@ class _Module:
 
     def _keep(self, v: Any, why: str) -> str:
         name = f"_{self._what.upper()}_{len(self.blobs) + 1}"
-        self.blobs.append((name, amf3.encode(v), why))
+        data = amf3.encode(v)
+        if not self.opaque:
+            try:
+                amf3.decode(data)
+            except DecodeError:
+                self.opaque = True
+        self.blobs.append((name, data, why))
         return name
 
     # -- text -----------------------------------------------------------------------
@@ -233,7 +242,11 @@ class _Module:
         if self.blobs:
             helpers += ["", "", "def _amf3(data: str) -> Any:"]
             helpers += ['    """A recorded value that Python literals cannot show, kept as its AMF3 bytes."""']
-            helpers += ["    return amf3.decode(base64.b64decode(data))"]
+            if self.opaque:
+                # An externalizable class nobody registered, kept as its bytes: read back so.
+                helpers += ['    return amf3.decode(base64.b64decode(data), unknown_externalizable="opaque")']
+            else:
+                helpers += ["    return amf3.decode(base64.b64decode(data))"]
         return doc + imports + helpers
 
     def _class(self, cls: _Class) -> list[str]:

@@ -1,6 +1,6 @@
 """`amfkit inspect CAPTURE...`: the AMF calls of captures (HAR, mitmproxy flows, pcap),
-in order, paired with their answers, as a tree or JSON, filtered, or summed up per
-target (docs/capture.md)."""
+in order, paired with their answers, as a tree or JSON, filtered, summed up per target,
+or (`--packets`) each exchange's packets as `amfkit decode` prints them (docs/capture.md)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--url", metavar="TEXT", help="only calls whose URL contains TEXT (or matches it as a glob)")
     p.add_argument("--status", metavar="S", help="only calls with this HTTP status (200, 5xx) or outcome (ok, fault, unanswered)")
     p.add_argument("--summary", action="store_true", help="print calls, faults and sizes per target instead of the calls")
+    p.add_argument(
+        "--packets",
+        action="store_true",
+        help="print each exchange's request and response packets as amfkit decode prints them, instead of the calls",
+    )
     p.add_argument("--max-string", type=int, default=120, metavar="N", help="in the tree, cut strings after N characters (default 120)")
     p.set_defaults(func=cmd_inspect)
 
@@ -37,6 +42,8 @@ def add_parser(sub: Any) -> None:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .errors import CLIError, import_amfkit
 
+    if args.packets and (args.json or args.summary):
+        raise CLIError("--packets prints packets as text: it goes with neither --json nor --summary")
     import_amfkit()
     from .. import capture
 
@@ -51,6 +58,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             c.index = len(found.calls)
             found.calls.append(c)
         found.problems += part.problems
+        found.notes += part.notes
         found.skipped += part.skipped
         found.exchanges += part.exchanges
     calls = found.filtered(target=args.target, url=args.url, status=args.status)
@@ -59,8 +67,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         _json(out, found, calls, summary=args.summary)
     elif args.summary:
         _summary_text(out, found, calls)
+    elif args.packets:
+        _packets(out, found, calls, args.max_string)
     else:
         _tree(out, found, calls, args.max_string)
+    for note in found.notes:
+        print(f"amfkit inspect: note: {note}", file=sys.stderr)
     for problem in found.problems:
         print(f"amfkit inspect: {problem}", file=sys.stderr)
     out.flush()
@@ -81,7 +93,7 @@ def _sizes(call: Any) -> tuple[int, int]:
 
 
 def _tree(out: TextIO, found: Any, calls: list[Any], max_string: int) -> None:
-    from .tree import iter_lines
+    from ..tree import iter_lines
 
     out.write(f"# {len(calls)} of {len(found.calls)} AMF calls in {found.exchanges} HTTP exchanges\n")
     for c in calls:
@@ -105,6 +117,33 @@ def _tree(out: TextIO, found: Any, calls: list[Any], max_string: int) -> None:
                 out.write(f"  {line}\n")
         else:
             out.write("  (no answer in the capture)\n")
+
+
+def _packets(out: TextIO, found: Any, calls: list[Any], max_string: int) -> None:
+    """Each exchange holding one of `calls`, once, in order: a line naming it, then its
+    request and its response packet as `amfkit decode` prints them (read as the capture
+    was: `amfkit.capture.packettext.render`, the mitmproxy view's text)."""
+    from ..capture.packettext import render
+
+    exchanges: dict[int, tuple[Any, list[Any]]] = {}
+    for c in calls:
+        exchanges.setdefault(id(c.exchange), (c.exchange, []))[1].append(c)
+    out.write(f"# {len(exchanges)} HTTP exchanges holding {len(calls)} of {len(found.calls)} AMF calls\n")
+    for ex, held in exchanges.values():
+        status = ex.status if ex.status is not None else "no answer"
+        which = ", ".join(f"#{c.index}" for c in held)
+        out.write(f"## {_when(ex.time)} {ex.method} {ex.url} {status}: call{'s' if len(held) > 1 else ''} {which}\n")
+        sent, got = held[0].packets or (None, None)
+        for part, data in (("request", sent), ("response", got)):
+            if data is None:
+                out.write(f"### {part}: none read\n")
+                continue
+            out.write(f"### {part}\n")
+            try:
+                text = render(data, max_string=max_string)
+            except ValueError as e:  # pragma: no cover - the bytes were read as a packet just before
+                text = f"# cannot be printed: {e}"
+            out.write(text + "\n")
 
 
 def _per_target(calls: list[Any]) -> list[dict[str, Any]]:
@@ -131,9 +170,9 @@ def _summary_text(out: TextIO, found: Any, calls: list[Any]) -> None:
 
 
 def _json(out: TextIO, found: Any, calls: list[Any], *, summary: bool) -> None:
-    from .jsonio import iter_json
+    from ..jsonio import iter_json
 
-    doc: dict[str, Any] = {"exchanges": found.exchanges, "not_amf": found.skipped, "problems": list(found.problems)}
+    doc: dict[str, Any] = {"exchanges": found.exchanges, "not_amf": found.skipped, "problems": list(found.problems), "notes": list(found.notes)}
     if summary:
         doc["targets"] = _per_target(calls)
     else:

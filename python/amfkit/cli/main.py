@@ -1,9 +1,11 @@
 """`amfkit`: the command line. `amfkit --help` lists the commands; docs/cli.md has them all.
 
-    amfkit decode | encode | sol | call | bench | serve | assets | inspect | scaffold | mitmproxy-addon ...
+    amfkit decode | encode | diff | sol | call | bench | serve | assets | inspect | scaffold
+           | mitmproxy-addon ...   (amfkit COMMAND --help)
 
 `main(argv)` runs it and returns the exit status: 0 on success, 1 when the input cannot be
-read, decoded or encoded (one line on standard error, no traceback), 2 for a usage error.
+read, decoded or encoded (one line on standard error, no traceback; `diff` says 2 for
+that, its 1 meaning that the inputs differ), 2 for a usage error.
 amfkit itself is imported only by the commands that need it, so `--help` works even when
 the compiled extension is missing.
 """
@@ -20,8 +22,7 @@ from typing import Any, Sequence
 from .._text import MAX_MESSAGE, clip, shown
 from ..serving import DEFAULT_SERVER, SERVERS
 from .errors import CLIError, import_amfkit
-from .files import input_name, read_input, write_output
-from .options import PROG, positive_float, positive_int, tree_flags, version_flags
+from .options import PROG, positive_float, positive_int
 
 __all__ = ["main", "build_parser"]
 
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CLIError as e:
         print(f"{PROG} {args.command}: {clip(str(e))}", file=sys.stderr)
-        return 1
+        return e.status
     except BrokenPipeError:
         # The reader went away (`amfkit decode big.amf | head`): stop quietly.
         try:
@@ -71,50 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    dec = sub.add_parser(
-        "decode",
-        help="print an AMF file as a tree (or JSON)",
-        description=(
-            "Print the AMF value(s) in FILE as an indented tree naming the AMF types, or as "
-            "JSON. Without --amf0/--amf3 the format is detected: one AMF0 value, one AMF3 "
-            "value, then a stream of AMF0 values; the first reading that uses every byte "
-            "wins and the tree's first line names it."
-        ),
-    )
-    dec.add_argument("file", metavar="FILE", help="the AMF file, or - for standard input")
-    version_flags(dec)
-    dec.add_argument(
-        "--all",
-        action="store_true",
-        help="read a stream of values (several values back to back) and print them all",
-    )
-    tree_flags(dec)
-    dec.set_defaults(func=cmd_decode)
+    from .decode import add_parser as add_decode_parser
+    from .diff import add_parser as add_diff_parser
+    from .encode import add_parser as add_encode_parser
 
-    enc = sub.add_parser(
-        "encode",
-        help="write AMF bytes from JSON",
-        description=(
-            "Read JSON (in the form `decode --json` prints) and write AMF bytes. "
-            "AMF0 unless --amf3 is given."
-        ),
-    )
-    enc.add_argument("file", metavar="FILE", help="the JSON file, or - for standard input")
-    version_flags(enc)
-    enc.add_argument("--json", action="store_true", help="the input is JSON (the default and only form)")
-    enc.add_argument(
-        "--all",
-        action="store_true",
-        help="the JSON is a list: write its items as a stream sharing one reference table",
-    )
-    enc.add_argument(
-        "-o",
-        "--output",
-        default="-",
-        metavar="OUT",
-        help="where to write (default -: standard output, refused if it is a terminal)",
-    )
-    enc.set_defaults(func=cmd_encode)
+    add_decode_parser(sub)
+    add_encode_parser(sub)
+    add_diff_parser(sub)
 
     from .sol import add_parser as add_sol_parser
 
@@ -290,64 +254,6 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands --------------------------------------------------------------------------
 
 
-def cmd_decode(args: argparse.Namespace) -> int:
-    from .detect import DetectError, decode_auto
-
-    data = read_input(args.file)
-    import_amfkit()
-    try:
-        decoded = decode_auto(
-            data,
-            version=args.version,
-            stream=True if args.all else None,
-            max_depth=args.max_depth,
-        )
-    except DetectError as e:
-        raise CLIError(f"{input_name(args.file)}: {e}") from None
-    out = sys.stdout
-    if args.json:
-        from .jsonio import iter_json
-
-        for piece in iter_json(decoded.value, indent=None if args.compact else 2):
-            out.write(piece)
-        out.write("\n")
-    else:
-        from .tree import iter_lines, iter_stream_lines
-
-        out.write(f"# {decoded.describe()}\n")
-        if decoded.stream:
-            lines = iter_stream_lines(decoded.values, version=decoded.version, max_string=args.max_string)
-        else:
-            lines = iter_lines(decoded.value, version=decoded.version, max_string=args.max_string)
-        for line in lines:
-            out.write(line + "\n")
-    out.flush()
-    return 0
-
-
-def cmd_encode(args: argparse.Namespace) -> int:
-    from .jsonio import JSONInputError, loads
-
-    raw = read_input(args.file)
-    amfkit = import_amfkit()
-    try:
-        value = loads(raw)
-    except JSONInputError as e:
-        raise CLIError(f"{input_name(args.file)}: {e}") from None
-    module = amfkit.amf3 if args.version == 3 else amfkit.amf0
-    try:
-        if args.all:
-            if not isinstance(value, list):
-                raise CLIError(f"{input_name(args.file)}: --all needs a JSON list of values")
-            data = module.Encoder().encode_all(value)
-        else:
-            data = module.encode(value)
-    except amfkit.EncodeError as e:
-        raise CLIError(f"{input_name(args.file)}: {e}") from None
-    write_output(args.output, data)
-    return 0
-
-
 def cmd_sol(args: argparse.Namespace) -> int:
     """`amfkit sol ...`: cli/sol.py (print and edit a .sol file; list and convert saves)."""
     from .sol import run
@@ -385,13 +291,13 @@ def cmd_call(args: argparse.Namespace) -> int:
         raise CLIError(str(e)) from None
     out = sys.stdout
     if args.json:
-        from .jsonio import iter_json
+        from ..jsonio import iter_json
 
         for piece in iter_json(result, indent=2):
             out.write(piece)
         out.write("\n")
     else:
-        from .tree import iter_lines
+        from ..tree import iter_lines
 
         for line in iter_lines(result, version=3 if args.amf3 else 0):
             out.write(line + "\n")
@@ -406,7 +312,7 @@ def _details_text(details: Any) -> str:
     large value is never written whole)."""
     if isinstance(details, str):
         return clip(details)
-    from .jsonio import iter_json
+    from ..jsonio import iter_json
 
     pieces: list[str] = []
     size = 0

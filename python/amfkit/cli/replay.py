@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
-__all__ = ["APP", "ENV", "prepare"]
+__all__ = ["APP", "prepare"]
 
 APP = "amfkit.capture.replay_app:app"
-ENV = "AMFKIT_REPLAY"
 
 
 def prepare(files: list[str], match: str) -> str:
@@ -22,6 +20,7 @@ def prepare(files: list[str], match: str) -> str:
 
     import_amfkit()
     from .. import capture
+    from ..capture.replay import ENV
 
     total = 0
     for path in files:
@@ -35,11 +34,3 @@ def prepare(files: list[str], match: str) -> str:
     os.environ[ENV] = json.dumps({"files": [os.path.abspath(f) for f in files], "match": match})
     return APP
 
-
-def settings() -> dict[str, Any]:
-    """The files and match option `prepare` passed on."""
-    raw = os.environ.get(ENV)
-    if not raw:
-        raise RuntimeError(f"{ENV} is not set (amfkit serve --replay sets it)")
-    loaded: dict[str, Any] = json.loads(raw)
-    return loaded

@@ -172,14 +172,14 @@ def _cmd_file(args: argparse.Namespace) -> int:
     shared = save.sol
     out = sys.stdout
     if args.json:
-        from .jsonio import iter_json
+        from ..jsonio import iter_json
 
         doc = {"name": shared.name, "amf_version": shared.amf_version, "values": dict(shared)}
         for piece in iter_json(doc, indent=None if args.compact else 2):
             out.write(piece)
         out.write("\n")
     else:
-        from .tree import _lines
+        from ..tree import _lines
 
         n = len(shared)
         out.write(
@@ -195,7 +195,7 @@ def _cmd_file(args: argparse.Namespace) -> int:
 
 def _get(save: Any, args: argparse.Namespace) -> int:
     from .. import nested, valuepath
-    from .jsonio import iter_json
+    from ..jsonio import iter_json
 
     try:
         value = save.get(args.get)
@@ -212,7 +212,7 @@ def _edit(save: Any, args: argparse.Namespace) -> None:
     """Apply the --set and --delete edits, in the order given by kind (sets, then
     deletes); one clear line for the first that cannot be done."""
     from .. import nested, valuepath
-    from .jsonio import JSONInputError, loads as json_loads
+    from ..jsonio import JSONInputError, loads as json_loads
 
     for assignment in args.set:
         try:

@@ -5,7 +5,7 @@
    (shared references and cycles included), and the decoded AMF3 graph as a tree.
 2. Decodes every `*.amf` file under `fixtures/` (recursively) and prints a line each, in
    the version and framing `fixtures/vectors.json` gives (a file it marks invalid must be
-   rejected), else the way `amfkit decode` reads it (`amfkit.cli.detect`).
+   rejected), else the way `amfkit decode` reads it (`amfkit.framing`).
 
 Exit status 0; 1 if a round trip differs or a fixture does not behave as its manifest says.
 """
@@ -20,9 +20,9 @@ from typing import Any, Sequence
 
 import amfkit
 from amfkit import TypedObject, Undefined
-from amfkit.diff import first_difference
-from amfkit.cli.detect import Decoded, DetectError, decode_auto
-from amfkit.cli.tree import render, summary
+from amfkit.compare import first_difference
+from amfkit.framing import Decoded, DetectError, decode_auto
+from amfkit.tree import render, summary
 
 __all__ = ["main", "sample_graph"]
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Optional
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import AMFError, amf3
+from .._amfkit import ShmSegment, shm_publish as _shm_publish
 from .._text import shown
 from ..remoting.messages import new_id
 from .broker import Batch, Broker, Delivery, DuplicateSubscription, Message, Subscription, SubscriptionLimit, make_message, now_ms
@@ -295,6 +296,8 @@ class SharedBroker(Broker):
         if client_timeout <= 0:
             raise ValueError("client_timeout must be positive")
         self.store = store
+        # A shared-memory store: a feed's publish and a process's subscriber are native.
+        self._segment: ShmSegment | None = store if isinstance(store, ShmSegment) else None
         self.queue_size = int(queue_size)
         self.client_timeout = float(client_timeout)
         self.max_consumers = int(max_consumers)
@@ -360,6 +363,11 @@ class SharedBroker(Broker):
         subtopic: str | None = None,
         ttl: float | None = None,
     ) -> int:
+        if type(message) is str and self._segment is not None and subtopic is None and ttl is None and not headers:
+            # shm:// and a feed's message (a destination and a body): made and appended
+            # in Rust (shm_record.rs), the same record as below.
+            _shm_publish(self._segment, LOG, message, body)
+            return 0
         if isinstance(message, Message) or subtopic is not None or ttl is not None or headers:
             return super().publish(message, body, headers=headers, subtopic=subtopic, ttl=ttl)
         # The common case of a feed (a destination and a body): the record at once,
@@ -1216,7 +1224,12 @@ class SharedBroker(Broker):
     def subscribe(self, destination: str, *, subtopic: str | None = None, selector: str = "") -> Subscriber:
         from .broker import _subscription
 
-        return LogSubscriber(self, destination, _subscription(subtopic, selector))
+        subscription = _subscription(subtopic, selector)
+        if self._segment is not None:
+            from .shm_subscriber import ShmSubscriber
+
+            return ShmSubscriber(self._segment, self, destination, subscription, LOG + destination)
+        return LogSubscriber(self, destination, subscription)
 
     async def close(self) -> None:
         feed = self._feed

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .. import _amfkit
 
@@ -63,11 +63,29 @@ def decode(
     max_objects: int = _amfkit.DEFAULT_MAX_OBJECTS,
     max_size: int = _amfkit.DEFAULT_MAX_SIZE,
     tz_aware: bool = False,
+    unknown_externalizable: str = "error",
+    externalizable: Mapping[str, str] | None = None,
+    on_mismatch: Callable[[str, tuple[str, ...], tuple[str, ...]], Any] | None = None,
 ) -> Envelope:
     """Decode a packet; a malformed one raises `amfkit.DecodeError` (with `.path` such as
-    `$.bodies[1][0]`)."""
+    `$.bodies[1][0]`).
+
+    The lenient options are the decoders' (`amfkit.amf3.decode`): an externalizable
+    class nobody registered is an error unless `unknown_externalizable="opaque"` keeps
+    its body as an `amfkit.Opaque` or `externalizable` names how to read it; in a packet
+    an opaque body ends with its header or body when that part's length field is true
+    (docs/cli.md, "Bytes others wrote"). `on_mismatch(alias, undeclared, missing)` hears
+    of registered classes (Flex's messages among them) whose members differ from the
+    ones they declare."""
     version, headers, bodies = _amfkit.decode_packet(
-        data, max_depth=max_depth, max_objects=max_objects, max_size=max_size, tz_aware=tz_aware
+        data,
+        max_depth=max_depth,
+        max_objects=max_objects,
+        max_size=max_size,
+        tz_aware=tz_aware,
+        unknown_externalizable=unknown_externalizable,
+        externalizable=externalizable,
+        on_mismatch=on_mismatch,
     )
     return Envelope(
         version,

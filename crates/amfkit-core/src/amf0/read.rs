@@ -150,6 +150,7 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             sealed: Vec::new(),
             dynamic: true,
             externalizable: false,
+            lenient: None,
         };
         let traits = Rc::new(v.traits(def)?);
         self.classes0.insert(name, traits.clone());

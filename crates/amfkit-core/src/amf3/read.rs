@@ -318,11 +318,17 @@ impl<'de, V: Visitor<'de>> Decoder<'de, V> {
             names.push(text);
             sealed.push(s);
         }
+        let lenient = if externalizable {
+            self.body_as(class_name)
+        } else {
+            None
+        };
         let model = v.traits(TraitsDef {
             class_name,
             sealed,
             dynamic,
             externalizable,
+            lenient,
         })?;
         let entry = Rc::new(TraitsEntry {
             names,

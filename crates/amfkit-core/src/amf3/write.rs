@@ -74,17 +74,18 @@ impl Encoder {
             // Refused before the table takes it.
             return self.amf3_len(s.len(), "string").map(|_| None);
         }
-        match self.strings.get_or_insert(s) {
-            Ok(index) => {
-                self.out.u29(index << 1);
-                Ok(Some(index))
-            }
-            Err(index) => {
-                self.amf3_len(s.len(), "string")?;
-                self.out.bytes(s.as_bytes());
-                Ok(((index as usize) < MAX_LEN).then_some(index))
-            }
+        let bytes = s.as_bytes();
+        let h = crate::strings::hash(bytes);
+        if let Some(index) = self.strings.find(&self.out.buf, bytes, h) {
+            self.out.u29(index << 1);
+            return Ok(Some(index));
         }
+        self.amf3_len(s.len(), "string")?;
+        let start = self.out.len();
+        self.out.bytes(bytes);
+        // The table's entry points at the bytes just written (`strings.rs`).
+        let index = self.strings.add(h, start, bytes.len());
+        Ok(((index as usize) < MAX_LEN).then_some(index))
     }
 
     /// A reference to string-table entry `index` (from [`Encoder::amf3_str_indexed`]).

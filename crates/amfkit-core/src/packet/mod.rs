@@ -3,17 +3,22 @@
 //! AMF0 value that may switch to AMF3.
 //!
 //! Header and body length fields are unreliable in the wild (BlazeDS and Royale write
-//! 1, PyAMF 0, the specification -1, Amfphp the real length): the reader ignores them,
-//! the writer always writes the real length. Each header and each body is its own
-//! reference context. What was read keeps each length field as written and where each
-//! value lies in the input, so that a tool can write back one part and leave the others'
-//! bytes alone.
+//! 1, PyAMF 0, the specification -1, Amfphp the real length): the reader does not trust
+//! them (it keeps one that is not the real length, so that a packet can be written back
+//! as it was), and the writer writes the real length unless told otherwise. There is one
+//! use for them: with lenient reading, an opaque body ([`crate::lenient`]) inside a part
+//! whose length field is true ends where the part ends. Each header and each body is its
+//! own reference context. What was read also says where each value lies in the input, so
+//! that a tool can write back one part and leave the others' bytes alone.
 
 use core::ops::Range;
+use std::sync::Arc;
 
 use crate::decoder::Decoder;
 use crate::error::{Error, ErrorKind, PathSegment, Result};
+use crate::lenient::Lenient;
 use crate::limits::Limits;
+use crate::value::{Value, ValueWriter};
 use crate::visit::Visitor;
 use crate::write::Encoder;
 
@@ -21,16 +26,35 @@ use crate::write::Encoder;
 /// bytes left: each takes at least 8 bytes).
 pub const MAX_PARTS: usize = 65_535;
 
+/// How one header or body was written, beyond its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PartLayout {
+    /// The length field as written, when it is not the value's real length (peers write
+    /// 0, 1 or 0xFFFFFFFF); None when it is. A writer writes the real length for None.
+    pub length: Option<u32>,
+    /// The AMF3 strings of this part came from a writer that never references a string
+    /// ([`Decoder::amf3_inline_strings`]); a writer copies the habit.
+    pub inline_strings: bool,
+    /// Where the value's bytes lie in the input: `start..end` ([`PartLayout::span`]; 0..0
+    /// for a part made, not read).
+    pub start: usize,
+    pub end: usize,
+}
+
+impl PartLayout {
+    /// Where the value's bytes lie in the input.
+    pub fn span(&self) -> Range<usize> {
+        self.start..self.end
+    }
+}
+
 /// One packet header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header<'de, T> {
     pub name: &'de str,
     pub must_understand: bool,
     pub value: T,
-    /// The length field as written (unreliable: see the module's notes).
-    pub length: u32,
-    /// Where the value's bytes lie in the input.
-    pub span: Range<usize>,
+    pub layout: PartLayout,
 }
 
 /// One packet body (a call, or the answer to one).
@@ -39,10 +63,7 @@ pub struct Body<'de, T> {
     pub target: &'de str,
     pub response: &'de str,
     pub value: T,
-    /// The length field as written (unreliable: see the module's notes).
-    pub length: u32,
-    /// Where the value's bytes lie in the input.
-    pub span: Range<usize>,
+    pub layout: PartLayout,
 }
 
 /// A whole packet.
@@ -60,7 +81,17 @@ pub fn read_packet<'de, V: Visitor<'de>>(
     limits: Limits,
     visitor: &mut V,
 ) -> Result<Packet<'de, V::Value>> {
-    let mut de = Decoder::new(input, limits);
+    read_packet_lenient(input, limits, None, visitor)
+}
+
+/// Read a packet with lenient options ([`crate::lenient`]; None is strict).
+pub fn read_packet_lenient<'de, V: Visitor<'de>>(
+    input: &'de [u8],
+    limits: Limits,
+    lenient: Option<Arc<Lenient>>,
+    visitor: &mut V,
+) -> Result<Packet<'de, V::Value>> {
+    let mut de = Decoder::new(input, limits).with_lenient(lenient);
     let version = de.bytes().u16()?;
     // 0, 1 and 3 are the versions clients send; 2 was never assigned.
     if !matches!(version, 0 | 1 | 3) {
@@ -98,15 +129,12 @@ fn read_header<'de, V: Visitor<'de>>(
     let name = de.read_utf()?;
     let must_understand = de.bytes().u8()? != 0;
     let length = de.bytes().u32()?;
-    de.reset();
-    let start = de.position();
-    let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
+    let (value, layout) = read_part_value(de, v, length)?;
     Ok(Header {
         name,
         must_understand,
         value,
-        length,
-        span: start..de.position(),
+        layout,
     })
 }
 
@@ -117,16 +145,81 @@ fn read_body<'de, V: Visitor<'de>>(
     let target = de.read_utf()?;
     let response = de.read_utf()?;
     let length = de.bytes().u32()?;
-    de.reset();
-    let start = de.position();
-    let value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
+    let (value, layout) = read_part_value(de, v, length)?;
     Ok(Body {
         target,
         response,
         value,
-        length,
-        span: start..de.position(),
+        layout,
     })
+}
+
+/// The AMF0 value of a header or body, in a reference context of its own, whose length
+/// field said `length`. The field is trusted in one case only: an opaque body (lenient
+/// reading) took the rest of the input from inside the part, and the part read again
+/// with its input ending where the field says reads whole; otherwise the first reading
+/// stands.
+fn read_part_value<'de, V: Visitor<'de>>(
+    de: &mut Decoder<'de, V>,
+    v: &mut V,
+    length: u32,
+) -> Result<(V::Value, PartLayout)> {
+    let start = de.position();
+    de.reset();
+    let mut value = de.read_amf0(v).map_err(|e| e.or_offset(de.position()))?;
+    let end = start.saturating_add(length as usize);
+    if let Some(at) = de.opaque_at() {
+        if at < end && end < de.bytes().input().len() {
+            let after = de.position();
+            let whole = de.bytes().bound(start, end);
+            de.reset();
+            match de.read_amf0(v) {
+                Ok(again) if de.is_empty() => {
+                    value = again;
+                    de.bytes().unbound(whole, end, None);
+                }
+                _ => de.bytes().unbound(whole, after, Some(at)),
+            }
+        }
+    }
+    let real = de.position() - start;
+    let layout = PartLayout {
+        length: (real != length as usize).then_some(length),
+        inline_strings: de.amf3_inline_strings(),
+        start,
+        end: de.position(),
+    };
+    Ok((value, layout))
+}
+
+impl<'de> Packet<'de, Value> {
+    /// Write the packet with the layout each part was read with: its length field (the
+    /// real length where the layout has none) and its string habit. A packet read with
+    /// [`ValueVisitor`](crate::ValueVisitor) is written back byte for byte.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut e = Encoder::new();
+        e.packet_start(self.version, self.headers.len())?;
+        for (i, h) in self.headers.iter().enumerate() {
+            let slot = e.packet_header(h.name, h.must_understand)?;
+            write_part(&mut e, &h.value, h.layout)
+                .map_err(|err| err.within(PathSegment::Named("headers", i)))?;
+            e.packet_part_end_as(slot, h.layout.length)?;
+        }
+        e.packet_bodies(self.bodies.len())?;
+        for (i, b) in self.bodies.iter().enumerate() {
+            let slot = e.packet_body(b.target, b.response)?;
+            write_part(&mut e, &b.value, b.layout)
+                .map_err(|err| err.within(PathSegment::Named("bodies", i)))?;
+            e.packet_part_end_as(slot, b.layout.length)?;
+        }
+        e.inline_every_string = false;
+        Ok(e.take())
+    }
+}
+
+fn write_part(e: &mut Encoder, value: &Value, layout: PartLayout) -> Result<()> {
+    e.inline_every_string = layout.inline_strings;
+    ValueWriter::default().amf0(e, value, 0)
 }
 
 impl Encoder {
@@ -175,8 +268,15 @@ impl Encoder {
 
     /// Write the real length of the value that ends here into its slot.
     pub fn packet_part_end(&mut self, slot: usize) -> Result<()> {
+        self.packet_part_end_as(slot, None)
+    }
+
+    /// Write `length` into the slot of the value that ends here, or its real length for
+    /// None (a packet written back as a peer wrote it keeps that peer's length field).
+    pub fn packet_part_end_as(&mut self, slot: usize, length: Option<u32>) -> Result<()> {
         let len = self.out.len() - slot - 4;
         let len = u32::try_from(len).map_err(|_| self.error("a packet value over 4 GiB"))?;
+        let len = length.unwrap_or(len);
         self.out.buf[slot..slot + 4].copy_from_slice(&len.to_be_bytes());
         Ok(())
     }
@@ -228,8 +328,8 @@ mod tests {
             bytes[at..at + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
         }
         let p = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap();
-        assert_eq!(p.bodies[0].length, u32::MAX);
-        assert_eq!(p.bodies[1].length, u32::MAX);
+        assert_eq!(p.bodies[0].layout.length, Some(u32::MAX));
+        assert_eq!(p.bodies[1].layout.length, Some(u32::MAX));
     }
 
     #[test]
@@ -237,16 +337,16 @@ mod tests {
         let bytes = sample();
         let p = read_packet(&bytes, Limits::DEFAULT, &mut ValueVisitor).unwrap();
         // the null header value, the strict array of "hi", the AVM+ switch and 5
-        assert_eq!(&bytes[p.headers[0].span.clone()], &[0x05]);
-        assert_eq!(p.headers[0].length, 1);
-        let first = p.bodies[0].span.clone();
+        assert_eq!(&bytes[p.headers[0].layout.span()], &[0x05]);
+        assert_eq!(p.headers[0].layout.length, None); // the real length, 1
+        let first = p.bodies[0].layout.span();
         assert_eq!(
             &bytes[first.clone()],
             &[0x0a, 0, 0, 0, 1, 0x02, 0, 2, b'h', b'i']
         );
-        assert_eq!(p.bodies[0].length as usize, first.len());
-        assert_eq!(&bytes[p.bodies[1].span.clone()], &[0x11, 0x04, 0x05]);
-        assert_eq!(p.bodies[1].span.end, bytes.len());
+        assert_eq!(p.bodies[0].layout.length, None); // the real length
+        assert_eq!(&bytes[p.bodies[1].layout.span()], &[0x11, 0x04, 0x05]);
+        assert_eq!(p.bodies[1].layout.end, bytes.len());
     }
 
     #[test]

@@ -33,7 +33,7 @@ mod segment;
 
 pub use hash::hash64;
 pub use ring::RecordSink;
-pub use segment::{DebugRegions, Options, Segment, Stats};
+pub use segment::{DebugRegions, LogSlot, Options, Segment, Stats, Woken};
 
 /// What a segment operation failed with.
 #[derive(Debug, Clone, PartialEq, Eq)]

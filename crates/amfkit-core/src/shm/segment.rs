@@ -64,6 +64,21 @@ impl Default for Options {
     }
 }
 
+/// A log of a segment, found by name once ([`Segment::find`]). Logs are never removed
+/// from a live segment, so a slot stays valid for the segment that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSlot(usize);
+
+/// Why [`Segment::wait_log`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woken {
+    /// The log has a record after the cursor, or the caller's `stop` said so.
+    Ready,
+    TimedOut,
+    /// A signal ended the sleep (the caller handles it, then waits again).
+    Interrupted,
+}
+
 /// A segment's figures ([`Segment::stats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -773,6 +788,56 @@ impl Segment {
         }
     }
 
+    /// The log `log`, found once for [`head_at`](Self::head_at), [`read_at`](Self::read_at)
+    /// and [`wait_log`](Self::wait_log) (which then skip the lookup by name); None while
+    /// nobody has appended to it.
+    pub fn find(&self, log: &str) -> Result<Option<LogSlot>> {
+        let _in = self.enter()?;
+        check_log(log)?;
+        Ok(self.find_log(log)?.map(LogSlot))
+    }
+
+    /// The ring of a slot (one this segment gave: its index is in range).
+    #[inline]
+    fn ring_at(&self, slot: LogSlot) -> Result<Ring<'_>> {
+        if slot.0 >= self.lay.max_logs {
+            return Err(Error::Invalid(format!(
+                "log slot {} is not one of this segment's {} logs",
+                slot.0, self.lay.max_logs
+            )));
+        }
+        Ok(Ring::new(&self.map, &self.lay, slot.0))
+    }
+
+    /// [`head`](Self::head) of a found log.
+    #[inline]
+    pub fn head_at(&self, slot: LogSlot) -> Result<u64> {
+        let _in = self.enter()?;
+        Ok(self.ring_at(slot)?.head())
+    }
+
+    /// [`read`](Self::read) of a found log (`log` is its name, for errors).
+    #[inline]
+    pub fn read_at(
+        &self,
+        slot: LogSlot,
+        log: &str,
+        cursor: u64,
+        limit: usize,
+        sink: &mut dyn RecordSink,
+    ) -> Result<(u64, u64)> {
+        let _in = self.enter()?;
+        match self.ring_at(slot)?.read(cursor, limit, sink) {
+            ReadEnd::Done { cursor, lost } | ReadEnd::SinkFailed { cursor, lost } => {
+                Ok((cursor, lost))
+            }
+            ReadEnd::Corrupted(seq) => Err(Error::Store(format!(
+                "shared memory '{}': log '{log}' record {seq} is corrupted",
+                self.name
+            ))),
+        }
+    }
+
     /// The names of the logs that exist.
     pub fn logs(&self) -> Result<Vec<String>> {
         let _in = self.enter()?;
@@ -826,13 +891,13 @@ impl Segment {
         let spin_end = now + timeout.map_or(spin, |t| spin.min(t));
         if !spin.is_zero() {
             loop {
-                for _ in 0..32 {
+                for _ in 0..LOOKS_PER_CLOCK {
                     hint::spin_loop();
-                }
-                let current = bell.load(Acquire);
-                if current != seen {
-                    SPIN_GUESS.rang();
-                    return Ok(current);
+                    let current = bell.load(Acquire);
+                    if current != seen {
+                        SPIN_GUESS.rang();
+                        return Ok(current);
+                    }
                 }
                 if Instant::now() >= spin_end {
                     if timeout.is_none_or(|t| t >= spin) {
@@ -874,6 +939,119 @@ impl Segment {
                 return Ok(current);
             }
         }
+    }
+
+    /// Wait until `log` holds a record after `cursor` (its head differs from `cursor`),
+    /// `stop()` says so, or `timeout` passes (None: no limit). `slot` is the log once found
+    /// (it is looked for while None: nobody has appended to the log yet). A reader that
+    /// follows one log: it spins on that log's head, not on the bell, so appends to other
+    /// logs do not end its spin (they do wake its sleep, which it then resumes). The spin
+    /// adapts as [`wait`](Self::wait)'s does; a signal ends the sleep (`Woken::Interrupted`)
+    /// so that the caller can handle it.
+    pub fn wait_log(
+        &self,
+        log: &str,
+        slot: &mut Option<LogSlot>,
+        cursor: u64,
+        stop: &dyn Fn() -> bool,
+        timeout: Option<Duration>,
+        spin: Duration,
+    ) -> Result<Woken> {
+        let spin = SPIN_GUESS.budget(spin);
+        let _in = self.enter()?;
+        check_log(log)?;
+        let ready = |slot: &mut Option<LogSlot>| -> Result<bool> {
+            if slot.is_none() {
+                *slot = self.find_log(log)?.map(LogSlot);
+            }
+            Ok(match *slot {
+                Some(s) => self.ring_at(s)?.head() != cursor || stop(),
+                None => stop(),
+            })
+        };
+        if ready(slot)? {
+            return Ok(Woken::Ready);
+        }
+        let now = Instant::now();
+        let deadline = timeout.and_then(|t| now.checked_add(t));
+        if !spin.is_zero() {
+            let spin_end = now + timeout.map_or(spin, |t| spin.min(t));
+            // The head's word, once the log exists: one load per turn.
+            let head = slot.map(|s| self.ring_at(s)).transpose()?;
+            loop {
+                // A look at the head after every pause (a pause is ~20 ns here, a read
+                // of the clock twice that): the record is seen within a pause of its
+                // append.
+                for _ in 0..LOOKS_PER_CLOCK {
+                    hint::spin_loop();
+                    let arrived = match &head {
+                        Some(ring) => ring.head() != cursor || stop(),
+                        None => ready(slot)?,
+                    };
+                    if arrived {
+                        SPIN_GUESS.rang();
+                        return Ok(Woken::Ready);
+                    }
+                }
+                if Instant::now() >= spin_end {
+                    if timeout.is_none_or(|t| t >= spin) {
+                        SPIN_GUESS.missed();
+                    }
+                    break;
+                }
+            }
+        }
+        let bell = self.map.u32(H_BELL);
+        let waiters = self.map.u32(H_BELL_WAITERS);
+        let mine = self.map.u32(H_PROCS + self.slot * PROC_BYTES + 4);
+        let registered = process::pid() == self.pid;
+        loop {
+            if self.is_closed() {
+                return Err(self.closed());
+            }
+            // The bell before the head: an append after this load changes the bell, so
+            // the futex below does not sleep through it.
+            let seen = bell.load(SeqCst);
+            if ready(slot)? {
+                return Ok(Woken::Ready);
+            }
+            let left = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(Woken::TimedOut);
+                    }
+                    left
+                }
+                None => Duration::from_secs(3600),
+            };
+            if registered {
+                mine.fetch_add(1, Relaxed);
+            }
+            waiters.fetch_add(1, SeqCst);
+            let interrupted = bell.load(SeqCst) == seen && futex::wait(bell, seen, Some(left));
+            let _ = waiters.fetch_update(SeqCst, SeqCst, |n| Some(n.saturating_sub(1)));
+            if registered {
+                let _ = mine.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(1)));
+            }
+            if interrupted {
+                return Ok(if ready(slot)? {
+                    Woken::Ready
+                } else {
+                    Woken::Interrupted
+                });
+            }
+        }
+    }
+
+    /// Wake every thread of every process sleeping on this segment's bell without
+    /// ringing it: each looks again at what it waits for (a reader told to stop).
+    pub fn nudge(&self) -> Result<()> {
+        let _in = self.enter()?;
+        if self.map.u32(H_BELL_WAITERS).load(SeqCst) != 0 {
+            futex::wake(self.map.u32(H_BELL), i32::MAX);
+        }
+        Ok(())
     }
 
     // --- the key-value table ---------------------------------------------------------
@@ -1056,6 +1234,9 @@ impl Drop for Segment {
         let _ = self.close();
     }
 }
+
+/// Looks at what a spin waits for (one pause apart) between two reads of the clock.
+const LOOKS_PER_CLOCK: u32 = 32;
 
 /// Spins in a row that ended without the bell before waits stop spinning for a while.
 const MISS_LIMIT: u32 = 8;

@@ -1,5 +1,6 @@
 //! The decoding entry points: `amf0_decode`/`amf3_decode` and the reusable
-//! `Amf0Decoder`/`Amf3Decoder`.
+//! `Amf0Decoder`/`Amf3Decoder`, with the limits and the lenient options
+//! (`crate::lenient`).
 
 use amfkit_core::{Decoder as CoreDecoder, PathSegment, Result};
 use pyo3::prelude::*;
@@ -8,6 +9,7 @@ use pyo3::types::PyList;
 use super::PyVisitor;
 use crate::buffer::with_input;
 use crate::errors::decode_err;
+use crate::lenient::{leniency, Leniency};
 use crate::options::{options, Options, Version};
 
 fn read<'de, 'py>(
@@ -27,11 +29,12 @@ pub fn decode_one<'py>(
     data: &Bound<'py, PyAny>,
     version: Version,
     opts: Options,
+    lenient: &Leniency,
     allow_trailing: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
+        let mut v = PyVisitor::new(py, opts.tz_aware)?.with_leniency(lenient);
+        let mut de = CoreDecoder::new(input, opts.limits).with_lenient(lenient.core.clone());
         let r = read(&mut de, &mut v, version).and_then(|value| {
             if !allow_trailing {
                 de.finish()?;
@@ -48,10 +51,11 @@ pub fn decode_all<'py>(
     data: &Bound<'py, PyAny>,
     version: Version,
     opts: Options,
+    lenient: &Leniency,
 ) -> PyResult<Bound<'py, PyList>> {
     with_input(data, |input| {
-        let mut v = PyVisitor::new(py, opts.tz_aware)?;
-        let mut de = CoreDecoder::new(input, opts.limits);
+        let mut v = PyVisitor::new(py, opts.tz_aware)?.with_leniency(lenient);
+        let mut de = CoreDecoder::new(input, opts.limits).with_lenient(lenient.core.clone());
         let out = PyList::empty(py);
         while !de.is_empty() {
             let i = out.len();
@@ -73,26 +77,52 @@ macro_rules! decoder_class {
         #[pyclass(module = "amfkit", name = $pyname, frozen)]
         pub struct $name {
             opts: Options,
+            lenient: Leniency,
         }
 
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
-            fn new(max_depth: u32, max_objects: u64, max_size: u64, tz_aware: bool) -> PyResult<Self> {
-                Ok($name { opts: options(max_depth, max_objects, max_size, tz_aware)? })
+            #[pyo3(signature = (*, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, unknown_externalizable="error", externalizable=None, on_mismatch=None))]
+            #[allow(clippy::too_many_arguments)]
+            fn new(
+                max_depth: u32,
+                max_objects: u64,
+                max_size: u64,
+                tz_aware: bool,
+                unknown_externalizable: &str,
+                externalizable: Option<&Bound<'_, PyAny>>,
+                on_mismatch: Option<Bound<'_, PyAny>>,
+            ) -> PyResult<Self> {
+                Ok($name {
+                    opts: options(max_depth, max_objects, max_size, tz_aware)?,
+                    lenient: leniency(unknown_externalizable, externalizable, on_mismatch)?,
+                })
             }
 
             /// Decode exactly one value; trailing bytes are an error unless `allow_trailing`.
             #[pyo3(signature = (data, /, *, allow_trailing=false))]
             fn decode<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>, allow_trailing: bool) -> PyResult<Bound<'py, PyAny>> {
-                decode_one(py, data, $version, self.opts, allow_trailing)
+                decode_one(py, data, $version, self.opts, &self.lenient, allow_trailing)
             }
 
             /// Decode every value of a stream (one reference context, as in a .sol body).
             #[pyo3(signature = (data, /))]
             fn decode_all<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-                decode_all(py, data, $version, self.opts)
+                decode_all(py, data, $version, self.opts, &self.lenient)
+            }
+
+            #[getter]
+            fn unknown_externalizable(&self) -> &'static str {
+                self.lenient.unknown_externalizable()
+            }
+            #[getter]
+            fn externalizable<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                self.lenient.externalizable(py)
+            }
+            #[getter]
+            fn on_mismatch(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+                self.lenient.on_mismatch.as_ref().map(|f| f.clone_ref(py))
             }
 
             #[getter]
@@ -120,7 +150,8 @@ decoder_class!(Amf3Decoder, "Amf3Decoder", Version::Amf3);
 
 /// Decode one AMF0 value.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, unknown_externalizable="error", externalizable=None, on_mismatch=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn amf0_decode<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
@@ -129,19 +160,24 @@ pub fn amf0_decode<'py>(
     max_objects: u64,
     max_size: u64,
     tz_aware: bool,
+    unknown_externalizable: &str,
+    externalizable: Option<&Bound<'py, PyAny>>,
+    on_mismatch: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     decode_one(
         py,
         data,
         Version::Amf0,
         options(max_depth, max_objects, max_size, tz_aware)?,
+        &leniency(unknown_externalizable, externalizable, on_mismatch)?,
         allow_trailing,
     )
 }
 
 /// Decode one AMF3 value.
 #[pyfunction]
-#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false))]
+#[pyo3(signature = (data, /, *, allow_trailing=false, max_depth=128, max_objects=10_000_000, max_size=268_435_456, tz_aware=false, unknown_externalizable="error", externalizable=None, on_mismatch=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn amf3_decode<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
@@ -150,12 +186,16 @@ pub fn amf3_decode<'py>(
     max_objects: u64,
     max_size: u64,
     tz_aware: bool,
+    unknown_externalizable: &str,
+    externalizable: Option<&Bound<'py, PyAny>>,
+    on_mismatch: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     decode_one(
         py,
         data,
         Version::Amf3,
         options(max_depth, max_objects, max_size, tz_aware)?,
+        &leniency(unknown_externalizable, externalizable, on_mismatch)?,
         allow_trailing,
     )
 }

@@ -1,8 +1,9 @@
 //! Externalizable bodies: Flex's collections (ArrayCollection, ArrayList, ObjectProxy),
-//! whose body is one value, and registered externalizable classes, whose
-//! `__readamf__(self, input)` reads its own body through a `DataInput` (Flash's
-//! `IDataInput`), valid only during that call. An externalizable class with neither was
-//! refused when its traits were read (`traits.rs`).
+//! and the classes the decoder's lenient options read as one, whose body is one value;
+//! registered externalizable classes, whose `__readamf__(self, input)` reads its own body
+//! through a `DataInput` (Flash's `IDataInput`), valid only during that call; and opaque
+//! bodies (lenient), the rest of the input kept as bytes. An externalizable class with
+//! none of these was refused when its traits were read (`traits.rs`).
 
 use std::ffi::c_void;
 
@@ -164,7 +165,16 @@ impl<'py> PyVisitor<'py> {
                 // is held).
                 let r = unsafe { ffi::PyDict_Update(object.obj.as_ptr(), body.as_ptr()) };
                 self.check(r)?;
-                self.layout_proxy_body(&object.obj, &body)
+                self.layout_proxy_body(&object.obj, &body);
+                Ok(())
+            }
+            Shape::Opaque => {
+                let data = decoder.read_opaque()?;
+                let data = PyBytes::new(self.py, data);
+                // SAFETY: the name is interned in `Types` for the process's life, and the
+                // GIL is held.
+                let name = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.data) };
+                self.set_attr(&object.obj, &name, data.as_any())
             }
             Shape::Registered(_) => {
                 let r = self.read_external(&object.obj, decoder);

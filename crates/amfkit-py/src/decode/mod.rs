@@ -6,13 +6,13 @@
 //! - `date.rs`: dates (a datetime, or `amfkit.Date`);
 //! - `array.rs`: arrays, ECMA and mixed arrays, vectors;
 //! - `traits.rs`: a traits entry resolved once: the `Shape` of its objects (anonymous,
-//!   typed, registered, a Flex collection, or an unknown externalizable refused) and the
-//!   member names to set;
+//!   typed, registered, a Flex collection, an opaque body, or an unknown externalizable
+//!   refused) and the member names to set;
 //! - `object.rs`: an object's construction and its sealed and dynamic members;
 //! - `registered.rs`: the rules of registered classes (instantiation, which members they
-//!   take, how a member is set);
-//! - `external.rs`: externalizable bodies: Flex collections, `DataInput` and
-//!   `__readamf__`;
+//!   take, how a member is set, the `on_mismatch` report);
+//! - `external.rs`: externalizable bodies: Flex collections, opaque bodies, `DataInput`
+//!   and `__readamf__`;
 //! - `dictionary.rs`: `flash.utils.Dictionary`;
 //! - `layout.rs`: what a lossless read records beyond the objects' own traits (an
 //!   ObjectProxy's body);
@@ -39,14 +39,13 @@ mod visitor;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
+use crate::errors::Pending;
+use crate::lossless::LayoutData;
+use crate::registry::{snapshot, Registry};
+use crate::types::{types, Types};
 use amfkit_core::{Error, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-
-use crate::errors::Pending;
-use crate::registry::{snapshot, Registry};
-use crate::types::{types, Types};
 
 /// Builds Python objects from the reader: one per decode call (or packet, or .sol file),
 /// holding the registry snapshot and the options of that call.
@@ -57,10 +56,14 @@ pub struct PyVisitor<'py> {
     tz_aware: bool,
     pub pending: Pending,
     /// Lossless decoding (`amfkit.sol.loads(..., lossless=True)`): each anonymous or
-    /// typed AMF3 object by `id()`, with the traits it was read with (one token per
-    /// traits definition, shared by the objects that referenced it), so that a writer
-    /// can write the same traits the same way. None otherwise.
-    pub layout: Option<Bound<'py, PyDict>>,
+    /// typed AMF3 object, with the traits it was read with (one record per traits
+    /// definition, shared by the objects that referenced it), so that a writer can write
+    /// the same traits the same way (`lossless.rs`). None otherwise.
+    pub layout: Option<LayoutData>,
+    /// The decoder's `on_mismatch` hook (`registered.rs`): told once per class
+    /// definition read when a registered class's members on the wire are not the ones
+    /// it declares.
+    pub on_mismatch: Option<Bound<'py, PyAny>>,
 }
 
 impl<'py> PyVisitor<'py> {
@@ -72,7 +75,18 @@ impl<'py> PyVisitor<'py> {
             tz_aware,
             pending: Pending::default(),
             layout: None,
+            on_mismatch: None,
         })
+    }
+
+    /// The same visitor with the decoder's lenient options that concern the model
+    /// (`on_mismatch`; the rest is the core reader's).
+    pub fn with_leniency(mut self, lenient: &crate::lenient::Leniency) -> Self {
+        self.on_mismatch = lenient
+            .on_mismatch
+            .as_ref()
+            .map(|f| f.bind(self.py).clone());
+        self
     }
 
     /// Record a Python exception (raised by a hook or the C API): it is what the caller
@@ -154,12 +168,48 @@ impl<'py> PyVisitor<'py> {
         self.check(rc)
     }
 
+    /// A str of `s`. ASCII text (the reader validated it as UTF-8) is copied into a new
+    /// compact str as it is, without CPython decoding it again.
     fn str_obj(&mut self, s: &str) -> Result<Bound<'py, PyAny>> {
-        // SAFETY: `s` is valid UTF-8 of `s.len()` bytes; the GIL is held (`self.py`); the
-        // new reference is owned at once by `own`, which checks it for null.
-        let ptr = unsafe {
-            ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), s.len() as ffi::Py_ssize_t)
+        let len = s.len() as ffi::Py_ssize_t;
+        let ptr = if is_ascii(s.as_bytes()) {
+            // SAFETY: the GIL is held (`self.py`); PyUnicode_New(len, 127) makes a compact
+            // ASCII str with room for `len` one-byte characters (and writes its closing
+            // NUL), into which the `len` ASCII bytes of `s` are copied before anything can
+            // see it; a null result (an exception set) is checked by `own`.
+            unsafe {
+                let o = ffi::PyUnicode_New(len, 127);
+                if !o.is_null() {
+                    std::ptr::copy_nonoverlapping(
+                        s.as_ptr(),
+                        ffi::PyUnicode_DATA(o).cast::<u8>(),
+                        s.len(),
+                    );
+                }
+                o
+            }
+        } else {
+            // SAFETY: `s` is valid UTF-8 of `s.len()` bytes; the GIL is held (`self.py`);
+            // the new reference is owned at once by `own`, which checks it for null.
+            unsafe { ffi::PyUnicode_FromStringAndSize(s.as_ptr().cast(), len) }
         };
         self.own(ptr)
     }
+}
+
+/// Whether `b` is ASCII: its bytes ORed 16 at a time (which the compiler makes vector
+/// instructions) and the result checked once, about twice as fast as
+/// `<[u8]>::is_ascii` on the long texts of a big save (tests/codec/test_amf3.py checks
+/// every position).
+#[inline]
+fn is_ascii(b: &[u8]) -> bool {
+    let mut acc = [0u8; 16];
+    let mut chunks = b.chunks_exact(16);
+    for chunk in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(chunk) {
+            *a |= x;
+        }
+    }
+    let tail = chunks.remainder().iter().fold(0, |a, &x| a | x);
+    acc.iter().fold(tail, |a, &x| a | x) < 0x80
 }

@@ -6,7 +6,7 @@
 use amfkit_core::Result;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBool, PyBytes, PyString};
 
 use super::registered::keeps_member;
 use super::traits::{PyTraits, Shape};
@@ -26,6 +26,9 @@ pub struct PyObj<'py> {
     /// than taking the dict when there are many). Taken past the first
     /// `SETATTR_MEMBERS`, or at the first when an earlier object of the traits had more.
     members: Option<Bound<'py, PyAny>>,
+    /// The dynamic member names read, for the first object of a registered class's traits
+    /// when the decoder has an `on_mismatch` hook (`PyTraits::check`); None otherwise.
+    pub(super) seen: Option<Vec<String>>,
 }
 
 /// Dynamic members set through setattr before a plain instance's dict is taken.
@@ -33,7 +36,7 @@ const SETATTR_MEMBERS: u32 = 3;
 
 impl<'py> PyVisitor<'py> {
     /// A new object for these traits, and its handle for the reference table; in lossless
-    /// decoding, the traits it was read with are recorded by its id.
+    /// decoding, the traits it was read with are recorded for it.
     pub(super) fn begin_object(
         &mut self,
         traits: &PyTraits<'py>,
@@ -49,24 +52,41 @@ impl<'py> PyVisitor<'py> {
             Shape::Registered(info) => self.new_instance(info)?,
             Shape::ArrayCollection => self.call_type(self.t.array_collection, &[])?,
             Shape::ObjectProxy => self.call_type(self.t.object_proxy, &[])?,
+            Shape::Opaque => self.new_opaque(traits)?,
         };
-        if let (Some(layout), Some(token)) = (self.layout.clone(), &traits.token) {
-            let id = obj.as_ptr() as usize;
-            if let Err(e) = layout.set_item(id, (&obj, token)) {
-                return Err(self.fail(e));
-            }
+        if traits.custom_alias {
+            // SAFETY: the name is interned in `Types` for the process's life, and the GIL
+            // is held.
+            let an = unsafe { Bound::from_borrowed_ptr(self.py, self.t.names.alias) };
+            self.set_attr(&obj, &an, traits.alias.as_any())?;
+        }
+        if let (Some(layout), Some(token)) = (&mut self.layout, traits.token) {
+            layout.record(&obj, token);
         }
         // SAFETY: `obj` is a live object (a `Bound`: the GIL is held).
         let plain = matches!(&traits.shape, Shape::Registered(info) if info.plain_members(unsafe { ffi::Py_TYPE(obj.as_ptr()) }));
+        let seen = traits.check.borrow().is_some().then(Vec::new);
         Ok((
             PyObj {
                 obj: obj.clone(),
                 plain,
                 dynamic: 0,
                 members: None,
+                seen,
             },
             obj,
         ))
+    }
+
+    /// An `amfkit.Opaque` for these traits, its `data` empty until the body is read
+    /// (`external.rs`).
+    fn new_opaque(&mut self, traits: &PyTraits<'py>) -> Result<Bound<'py, PyAny>> {
+        let empty = PyBytes::new(self.py, b"");
+        let dynamic = PyBool::new(self.py, traits.dynamic).to_owned();
+        self.call_type(
+            self.t.opaque,
+            &[traits.alias.as_ptr(), empty.as_ptr(), dynamic.as_ptr()],
+        )
     }
 
     /// A `TypedObject`: the object of a class that is neither registered nor
@@ -152,6 +172,9 @@ impl<'py> PyVisitor<'py> {
         value: Bound<'py, PyAny>,
     ) -> Result<()> {
         if let Shape::Registered(info) = &traits.shape {
+            if let Some(seen) = &mut object.seen {
+                seen.push(text.to_owned());
+            }
             if !keeps_member(info, text)? {
                 return Ok(());
             }

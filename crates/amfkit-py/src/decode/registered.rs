@@ -2,8 +2,10 @@
 //! registration on whether the class is externalizable; an instance is made with
 //! `cls.__new__(cls)` (no `__init__`); a member named like a dunder is refused, and one
 //! the class does not declare (not static, on a class without dynamic members) is
-//! dropped; members are set with the generic setattr. Their externalizable bodies are
-//! read in `external.rs`.
+//! dropped; members are set with the generic setattr; with an `on_mismatch` hook, the
+//! first object of each class definition read is checked against the class (members it
+//! does not declare, declared ones that did not come) and the hook told of any
+//! difference. Their externalizable bodies are read in `external.rs`.
 
 use amfkit_core::error::shown;
 use amfkit_core::{Error, Result};
@@ -12,6 +14,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use super::object::PyObj;
+use super::traits::{PyTraits, Shape};
 use super::PyVisitor;
 use crate::registry::{is_dunder, ClassInfo};
 
@@ -67,6 +71,50 @@ fn dunder(name: &str, alias: &str) -> Error {
 }
 
 impl<'py> PyVisitor<'py> {
+    /// The `on_mismatch` check of the first object of a registered class's traits (its
+    /// `seen` names and the traits' sealed names against what the class declares):
+    /// `on_mismatch(alias, undeclared, missing)` is called when either is not empty,
+    /// once per class definition read.
+    pub(super) fn check_members(
+        &mut self,
+        object: &PyObj<'py>,
+        traits: &PyTraits<'py>,
+    ) -> Result<()> {
+        let (Shape::Registered(info), Some(hook)) = (&traits.shape, self.on_mismatch.clone())
+        else {
+            return Ok(());
+        };
+        let Some(sealed) = traits.check.borrow_mut().take() else {
+            return Ok(());
+        };
+        let seen = object.seen.as_deref().unwrap_or(&[]);
+        let received: Vec<&str> = sealed
+            .iter()
+            .map(String::as_str)
+            .chain(seen.iter().map(String::as_str))
+            .collect();
+        let undeclared: Vec<&str> = received
+            .iter()
+            .copied()
+            .filter(|n| !info.accepts(n))
+            .collect();
+        let missing: Vec<&str> = info
+            .static_names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !received.contains(n))
+            .collect();
+        if undeclared.is_empty() && missing.is_empty() {
+            return Ok(());
+        }
+        let args = (
+            info.alias.as_str(),
+            pyo3::types::PyTuple::new(self.py, undeclared).map_err(|e| self.fail(e))?,
+            pyo3::types::PyTuple::new(self.py, missing).map_err(|e| self.fail(e))?,
+        );
+        hook.call1(args).map(drop).map_err(|e| self.fail(e))
+    }
+
     /// A new instance of a registered class: `cls.__new__(cls)`, no `__init__`, no import,
     /// nothing else runs.
     pub(super) fn new_instance(&mut self, info: &ClassInfo) -> Result<Bound<'py, PyAny>> {

@@ -2,17 +2,19 @@
 //! objects and, per sealed slot, the name to set. This is where a class name meets the
 //! registry: a registered class (its rules in `registered.rs`), one of Flex's
 //! collections, an externalizable class nobody registered (refused here, before its body
-//! is read), a `TypedObject`, or an anonymous object (a dict).
+//! is read, unless the decoder's lenient options say how to read it: as a collection, or
+//! kept opaque), a `TypedObject`, or an anonymous object (a dict).
 
 use std::sync::Arc;
 
 use amfkit_core::flex::{ARRAY_COLLECTION, ARRAY_LIST, OBJECT_PROXY};
-use amfkit_core::{Error, ErrorKind, Result, TraitsDef};
+use amfkit_core::{BodyAs, Error, ErrorKind, Result, TraitsDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use super::registered::{check_externalizable, keeps_member};
 use super::PyVisitor;
+use crate::lossless::TraitsRecord;
 use crate::registry::ClassInfo;
 
 /// How objects of one traits entry are built.
@@ -22,6 +24,8 @@ pub enum Shape {
     Registered(Arc<ClassInfo>),
     ArrayCollection,
     ObjectProxy,
+    /// An externalizable class nobody registered, its body kept as bytes (lenient).
+    Opaque,
 }
 
 /// A traits entry as the visitor holds it (the reader keeps one per entry of its traits
@@ -33,12 +37,20 @@ pub struct PyTraits<'py> {
     pub(super) keys: Vec<Option<Bound<'py, PyString>>>,
     pub(super) sealed: Option<Bound<'py, PyTuple>>,
     pub(super) dynamic: bool,
-    /// In lossless decoding, for anonymous and typed objects: `(alias, sealed names,
-    /// dynamic)`, one tuple per traits definition read.
-    pub(super) token: Option<Bound<'py, PyAny>>,
+    /// In lossless decoding, for anonymous and typed objects and Flex collections: the
+    /// index of this definition's record in the layout (`lossless.rs`), one per traits
+    /// definition read.
+    pub(super) token: Option<u32>,
     /// An object of these traits had more than `SETATTR_MEMBERS` dynamic members: the
     /// next ones take their instance dict from the first (see `PyObj::members`).
     pub(super) many_members: std::cell::Cell<bool>,
+    /// A collection read from a class that is not Flex's (lenient `externalizable`): the
+    /// object keeps the class name in its `alias`.
+    pub(super) custom_alias: bool,
+    /// For a registered class, when the decoder has an `on_mismatch` hook: the sealed
+    /// names as read, until the first object of these traits was checked against the
+    /// class (`registered.rs`); None otherwise.
+    pub(super) check: std::cell::RefCell<Option<Vec<String>>>,
 }
 
 impl<'py> PyVisitor<'py> {
@@ -61,10 +73,13 @@ impl<'py> PyVisitor<'py> {
             check_externalizable(info, def.class_name, def.externalizable)?;
             Shape::Registered(info.clone())
         } else if def.externalizable {
-            match def.class_name {
-                ARRAY_COLLECTION | ARRAY_LIST => Shape::ArrayCollection,
-                OBJECT_PROXY => Shape::ObjectProxy,
-                other => {
+            match (def.class_name, def.lenient) {
+                (ARRAY_COLLECTION | ARRAY_LIST, _) => Shape::ArrayCollection,
+                (OBJECT_PROXY, _) => Shape::ObjectProxy,
+                (_, Some(BodyAs::ArrayCollection)) => Shape::ArrayCollection,
+                (_, Some(BodyAs::ObjectProxy)) => Shape::ObjectProxy,
+                (_, Some(BodyAs::Opaque)) => Shape::Opaque,
+                (other, None) => {
                     return Err(Error::new(
                         ErrorKind::UnknownExternalizable(other.into()),
                         Error::UNKNOWN_OFFSET,
@@ -86,6 +101,17 @@ impl<'py> PyVisitor<'py> {
             Shape::Typed => Some(PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?),
             _ => None,
         };
+        let custom_alias = matches!(shape, Shape::ArrayCollection | Shape::ObjectProxy)
+            && !matches!(def.class_name, ARRAY_COLLECTION | ARRAY_LIST | OBJECT_PROXY);
+        let check = match (&shape, &self.on_mismatch) {
+            (Shape::Registered(info), Some(_)) if !info.externalizable => Some(
+                def.sealed
+                    .iter()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .collect(),
+            ),
+            _ => None,
+        };
         let token = match (self.layout.is_some(), &shape) {
             (
                 true,
@@ -95,13 +121,20 @@ impl<'py> PyVisitor<'py> {
                     Some(t) => t.clone(),
                     None => PyTuple::new(self.py, &def.sealed).map_err(|e| self.fail(e))?,
                 };
-                let token = (alias.clone(), names, def.dynamic);
-                Some(
-                    token
-                        .into_pyobject(self.py)
-                        .map_err(|e| self.fail(e))?
-                        .into_any(),
-                )
+                let texts = def
+                    .sealed
+                    .iter()
+                    .map(|n| n.to_str().map(str::to_owned))
+                    .collect::<PyResult<Vec<String>>>()
+                    .map_err(|e| self.fail(e))?;
+                let record = TraitsRecord {
+                    alias: alias.clone().unbind(),
+                    alias_text: def.class_name.to_owned(),
+                    sealed: names.unbind(),
+                    names: texts,
+                    dynamic: def.dynamic,
+                };
+                self.layout.as_mut().map(|layout| layout.add_traits(record))
             }
             _ => None,
         };
@@ -113,6 +146,8 @@ impl<'py> PyVisitor<'py> {
             dynamic: def.dynamic,
             token,
             many_members: std::cell::Cell::new(false),
+            custom_alias,
+            check: std::cell::RefCell::new(check),
         })
     }
 }

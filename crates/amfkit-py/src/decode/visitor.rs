@@ -170,7 +170,10 @@ impl<'de, 'py> Visitor<'de> for PyVisitor<'py> {
         self.dynamic_member(object, traits, key, text, value)
     }
     #[inline]
-    fn object_end(&mut self, object: Self::Object, _traits: &Self::Traits) -> Result<Self::Value> {
+    fn object_end(&mut self, object: Self::Object, traits: &Self::Traits) -> Result<Self::Value> {
+        if object.seen.is_some() {
+            self.check_members(&object, traits)?;
+        }
         Ok(object.obj)
     }
 

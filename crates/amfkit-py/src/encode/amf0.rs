@@ -325,6 +325,7 @@ impl<'py> PyEncoder<'py> {
             Cold::Dictionary
             | Cold::ObjectVector
             | Cold::Collection { .. }
+            | Cold::Opaque
             | Cold::NumberArray
             | Cold::Bytes => return self.amf0_switch(obj),
             Cold::Str => {

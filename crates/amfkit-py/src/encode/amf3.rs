@@ -259,11 +259,8 @@ impl<'py> PyEncoder<'py> {
         if self.amf3_ref(m3::OBJECT, obj) {
             return Ok(());
         }
-        if self.layout.is_some() {
-            self.safepoint();
-            if self.amf3_laid_out(obj, false)? {
-                return Ok(());
-            }
+        if self.layout.is_some() && self.amf3_laid_out(obj, false)? {
+            return Ok(());
         }
         if !self.enc.amf3_traits_reference(ANONYMOUS_TRAITS) {
             self.enc
@@ -415,6 +412,7 @@ impl<'py> PyEncoder<'py> {
             }
             Cold::ObjectVector => return self.amf3_object_vector(obj),
             Cold::Collection { array } => return self.amf3_collection(obj, array),
+            Cold::Opaque => return self.amf3_opaque(obj),
             Cold::AmfDate => {
                 if !self.amf3_ref(m3::DATE, obj) {
                     let (millis, _) = self.amf_date(obj)?;

@@ -18,7 +18,7 @@ fn write<'py>(e: &mut PyEncoder<'py>, obj: &Bound<'py, PyAny>, version: Version)
 }
 
 /// What a reusable encoder keeps between calls: its core encoder (output buffer,
-/// string arena, tables), cleared but with its capacity, so that a steady stream of
+/// tables), cleared but with its capacity, so that a steady stream of
 /// similar calls allocates nothing. One that grew past `KEEP_LIMIT` is dropped.
 pub struct KeptEncoder {
     kept: Mutex<Option<CoreEncoder>>,
@@ -35,16 +35,16 @@ impl Default for KeptEncoder {
 static MODULE_KEPT: KeptEncoder = KeptEncoder::new(4 << 20);
 
 impl KeptEncoder {
-    const fn new(limit: usize) -> Self {
+    pub(crate) const fn new(limit: usize) -> Self {
         KeptEncoder {
             kept: Mutex::new(None),
             limit,
         }
     }
-    fn take(&self) -> Option<CoreEncoder> {
+    pub(crate) fn take(&self) -> Option<CoreEncoder> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
-    fn put(&self, mut enc: CoreEncoder) {
+    pub(crate) fn put(&self, mut enc: CoreEncoder) {
         if enc.out.buf.capacity() > self.limit {
             return;
         }
@@ -90,6 +90,27 @@ pub fn encode_one<'py>(
     let mut e = encoder(py, default, max_depth, kept)?;
     match write(&mut e, obj, version) {
         Ok(()) => Ok(finish(py, e, kept)),
+        Err(err) => Err(e.py_error(err)),
+    }
+}
+
+/// Write with `kept`'s encoder: `f` writes (through the core encoder and the Python
+/// encoder's `amf3`, one reference context), then `done` gets the bytes; no bytes object
+/// is made (the shared broker's publish appends them to a log).
+pub(crate) fn with_amf3<'py, R>(
+    py: Python<'py>,
+    kept: &KeptEncoder,
+    f: impl FnOnce(&mut PyEncoder<'py>) -> Result<()>,
+    done: impl FnOnce(&[u8]) -> PyResult<R>,
+) -> PyResult<R> {
+    let core = kept.take().unwrap_or_default();
+    let mut e = PyEncoder::with_core(py, core, 1024)?;
+    match f(&mut e) {
+        Ok(()) => {
+            let r = done(&e.enc.out.buf);
+            kept.put(std::mem::take(&mut e.enc));
+            r
+        }
         Err(err) => Err(e.py_error(err)),
     }
 }

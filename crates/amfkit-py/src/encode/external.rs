@@ -1,6 +1,8 @@
-//! Externalizable objects: Flex's collections (ArrayCollection, ObjectProxy), whose body
-//! is one value, and registered externalizable classes, whose `__writeamf__(self,
-//! output)` writes its own body through a `DataOutput` valid only during that call.
+//! Externalizable objects: Flex's collections (ArrayCollection, ObjectProxy, and the
+//! classes a lenient read took for one, named by their `alias`), whose body is one
+//! value; `amfkit.Opaque`, whose body is its bytes as they were read; and registered
+//! externalizable classes, whose `__writeamf__(self, output)` writes its own body
+//! through a `DataOutput` valid only during that call.
 
 use std::ffi::c_void;
 
@@ -28,13 +30,24 @@ impl<'py> PyEncoder<'py> {
         } else {
             None
         };
-        let (key, alias, dynamic) = match &laid {
-            Some(l) => (l.key, l.alias.as_str(), l.dynamic),
-            None if is_array => (ARRAY_COLLECTION_TRAITS, ARRAY_COLLECTION, false),
-            None => (OBJECT_PROXY_TRAITS, OBJECT_PROXY, false),
+        // A collection of another class (a lenient read's `externalizable`) keeps its
+        // name in `alias`; Flex's own have None.
+        let own = obj
+            .getattr(pyo3::intern!(self.py, "alias"))
+            .ok()
+            .filter(|a| !a.is_none());
+        let own_alias = match &own {
+            Some(a) => Some(self.str_of_key(a)?),
+            None => None,
         };
-        if !self.enc.amf3_traits_reference(key) {
-            self.enc.amf3_traits_external(Some(key), alias, dynamic)?;
+        let (key, alias, dynamic) = match (&laid, own_alias) {
+            (Some(l), _) => (Some(l.key), l.alias.as_str(), l.dynamic),
+            (None, Some(alias)) => (None, alias, false),
+            (None, None) if is_array => (Some(ARRAY_COLLECTION_TRAITS), ARRAY_COLLECTION, false),
+            (None, None) => (Some(OBJECT_PROXY_TRAITS), OBJECT_PROXY, false),
+        };
+        if !key.is_some_and(|k| self.enc.amf3_traits_reference(k)) {
+            self.enc.amf3_traits_external(key, alias, dynamic)?;
         }
         // The body is a separate object on the wire, with its own table entry.
         if is_array {
@@ -45,7 +58,7 @@ impl<'py> PyEncoder<'py> {
             self.enc.out.u8(m3::OBJECT);
             self.enc.amf3_register(None);
             if let Some(body) = laid.and_then(|l| l.body) {
-                if self.amf3_proxy_body(obj, &body)? {
+                if self.amf3_proxy_body(obj, body)? {
                     return Ok(());
                 }
             }
@@ -60,6 +73,27 @@ impl<'py> PyEncoder<'py> {
             }
             self.amf3_members(obj)
         }
+    }
+}
+
+impl<'py> PyEncoder<'py> {
+    /// `amfkit.Opaque`: the externalizable traits it was read with (class name, dynamic
+    /// bit), then its bytes as they are.
+    pub(super) fn amf3_opaque(&mut self, obj: &Bound<'py, PyAny>) -> Result<()> {
+        if self.amf3_ref(m3::OBJECT, obj) {
+            return Ok(());
+        }
+        let alias = self.getattr(obj, self.t.names.alias)?;
+        let alias = self.str_of_key(&alias)?;
+        let dynamic = self
+            .getattr(obj, self.t.names.dynamic)?
+            .is_truthy()
+            .map_err(|e| self.fail(e))?;
+        let data = self.getattr(obj, self.t.names.data)?;
+        let data = self.buffer(&data)?;
+        self.enc.amf3_traits_external(None, alias, dynamic)?;
+        self.enc.out.bytes(&data);
+        Ok(())
     }
 }
 

@@ -41,10 +41,11 @@ use std::sync::Arc;
 use amfkit_core::{Encoder as CoreEncoder, Error, Result};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 use rustc_hash::FxHashMap;
 
 use crate::errors::{encode_err, Pending};
+use crate::lossless::Layout;
 use crate::registry::{snapshot, ClassInfo, Registry};
 use crate::types::{types, Types};
 use amfkit_core::date as dates;
@@ -91,9 +92,9 @@ pub struct PyEncoder<'py> {
     /// Empty until the first string misses it (a small encode never pays for it).
     pub(super) str_cache: Vec<(usize, u32)>,
     pub(super) last_class: (usize, *const ClassInfo),
-    /// From a lossless .sol read: `id(object) -> (object, (alias, sealed, dynamic))`, the
-    /// traits each anonymous or typed object was read with (`encode/layout.rs`).
-    pub(crate) layout: Option<Bound<'py, PyDict>>,
+    /// From a lossless read: the traits each anonymous or typed object was read with
+    /// (`lossless.rs`, `encode/layout.rs`).
+    layout: Option<Bound<'py, Layout>>,
 }
 
 /// The UTF-8 of a str object, valid while the object lives.
@@ -125,11 +126,25 @@ impl<'py> PyEncoder<'py> {
         default: Option<Bound<'py, PyAny>>,
         max_depth: u32,
     ) -> PyResult<Self> {
+        Self::with(py, CoreEncoder::with_capacity(256), default, max_depth)
+    }
+
+    /// An encoder writing into `core` (one kept from an earlier call), without a default.
+    pub(crate) fn with_core(py: Python<'py>, core: CoreEncoder, max_depth: u32) -> PyResult<Self> {
+        Self::with(py, core, None, max_depth)
+    }
+
+    fn with(
+        py: Python<'py>,
+        core: CoreEncoder,
+        default: Option<Bound<'py, PyAny>>,
+        max_depth: u32,
+    ) -> PyResult<Self> {
         Ok(PyEncoder {
             py,
             t: types()?,
             reg: snapshot(),
-            enc: CoreEncoder::with_capacity(256),
+            enc: core,
             default,
             keep: Vec::new(),
             lent: Vec::new(),

@@ -147,7 +147,10 @@ class ObjectProxy(amfkit.ObjectProxy):
             raise AttributeError(f"unknown attribute {name!r}") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self[name] = value
+        if name == "alias":  # amfkit.ObjectProxy's own slot: the class it was read as
+            object.__setattr__(self, name, value)
+        else:
+            self[name] = value
 
 
 class ByteArray(BufferedByteStream):

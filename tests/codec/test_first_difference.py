@@ -1,4 +1,4 @@
-"""The one graph comparison (`amfkit.diff`): the benchmark lab's checks, the
+"""The one graph comparison (`amfkit.compare`): the benchmark lab's checks, the
 demo and the codec tests' `assert_isomorphic` / `assert_same_graph` all rest on it, so
 here it must see every difference it promises to see."""
 
@@ -10,7 +10,7 @@ import math
 import struct
 
 import amfkit
-from amfkit.diff import first_difference
+from amfkit.compare import first_difference
 
 
 class Point:
