@@ -269,16 +269,19 @@ js-test: js-deps ## the TypeScript codec's own tests (node's test runner over fi
 	cd js && npm test --silent
 
 .PHONY: lint
-lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench
+lint: $(VENV_STAMP) ## rustfmt --check, clippy on all targets, mypy on python/amfkit and bench/amfkit_bench for every supported CPython
 	$(CARGO) fmt --all -- --check
 	PYO3_PYTHON=$(VENV_ABS)/bin/python $(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(VPY) -m mypy
+	@# The standard library as each supported version has it (typeshed's version checks).
+	@for v in $$($(VPY) tests/pythons/interpreters.py --supported); do \
+	  echo "$(VPY) -m mypy --python-version $$v"; $(VPY) -m mypy --python-version $$v || exit 1; \
+	done
 
 .PHONY: clean
 clean: ## remove build outputs and caches (keeps .venv; `make distclean` removes it too)
 	-$(CARGO) clean
 	rm -rf python/amfkit/_amfkit*.so python/amfkit/_amfkit*.pyd build dist .pytest_cache .mypy_cache .hypothesis $(BUILD_STAMP)
-	rm -rf $(PYTHONS_DIR)/*/.amfkit-venv.stamp
+	rm -f $(PYTHONS_DIR)/*/.amfkit-*.stamp
 	find python bench tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 .PHONY: distclean
@@ -288,47 +291,47 @@ distclean: clean ## clean, and remove .venv (and the other versions' .pythons/):
 # -- every supported CPython ----------------------------------------------------------------
 # The supported versions are pyproject.toml's `Programming Language :: Python :: 3.X`
 # classifiers; tests/pythons/interpreters.py finds each (python3.X on PATH, or pyenv).
-# Each version gets its own environment in .pythons/3.X and its own build of the extension
-# (cargo profile `pythons`: release without the fat LTO, a third of the build time).
+# Each version other than .venv's gets its own environment in .pythons/3.X and its own
+# build of the extension (cargo profile `pythons`: release without the fat LTO, a third of
+# the build time; one target directory, target/pythons, shared by those versions, so the
+# crates that do not depend on the interpreter compile once): tests/pythons/run.sh.
+# .venv's version is tested in .venv, with `make build`'s extension.
 PYTHONS_DIR := .pythons
 # `make test-pythons PYTHONS='3.10 3.13'`: some versions only (default: every supported one).
 PYTHONS ?=
-# What runs on the other versions: the codec, the gateway and the CLI, and the PyAMF door
-# (Py3AMF's own suite through the door runs on .venv's version only: make pyamf-suite).
-PYTHONS_TESTS ?= tests/codec tests/remoting tests/cli tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
-  --deselect tests/codec/test_stub.py::test_package_type_checks
-# (The package's type check is a lint of the source, run for .venv's version: mypy run in
-# another version's environment reports the 3.11-only asyncio calls that the code guards
-# at run time.)
+# What `make test-pythons` runs on each version: the whole suite, as `make test-python`
+# runs it on .venv's (PYTHONS_TESTS='tests/codec tests/remoting' for less).
+PYTHONS_TESTS ?=
+# How many versions at once (tests/pythons/each.sh): one, so that the timed tests of the
+# whole suite run as they do in `make test`.
+PYTHONS_JOBS ?= 1
 
-# Run tests/pythons/run.sh for each "VERSION PYTHON" line that interpreters.py prints.
-# $(1): interpreters.py's arguments; $(2): environment; $(3): more pytest arguments;
-# $(4): the tests (default PYTHONS_TESTS).
+# Run tests/pythons/run.sh for each version interpreters.py finds with the arguments $(2),
+# $(1) at a time (tests/pythons/each.sh); $(3): environment; $(4): the tests.
 define run_pythons
-	@list="$$($(VPY) tests/pythons/interpreters.py $(1))"; \
-	while read -r version python; do \
-	  env $(2) tests/pythons/run.sh "$$version" "$$python" $(PYTEST_ARGS) $(3) $(or $(4),$(PYTHONS_TESTS)) </dev/null || exit 1; \
-	done <<< "$$list"
+	env $(3) tests/pythons/each.sh $(1) "$(2)" $(PYTEST_ARGS) $(4)
 endef
 
 .PHONY: test-pythons
-test-pythons: $(VENV_STAMP) ## build and run the codec, gateway, CLI and PyAMF-door tests on every supported CPython (PYTHONS='3.10 3.13' for some); fails if one is missing
-	$(call run_pythons,$(PYTHONS))
+test-pythons: $(VENV_STAMP) system-deps bench-deps js-deps ruffle-deps ## the whole suite on every supported CPython (PYTHONS='3.10 3.13' for some, PYTHONS_TESTS='tests/codec' for less, PYTHONS_JOBS=2 two at once); fails if one is missing
+	$(call run_pythons,$(PYTHONS_JOBS),$(PYTHONS),PYTHONS_DEPS=all,$(PYTHONS_TESTS))
 
 # Inside `make test` (its time budget): the codec, the door, and the gateway's and CLI's
 # core modules (the gateway, services, Flex, HTTP, the client and the fast route; the CLI
-# and `amfkit serve`/`call`), with fewer hypothesis examples (profile `pythons`).
-# `make test-pythons` runs all of tests/remoting and tests/cli (the Py3AMF interop
-# matrix, JSON-RPC, XML-RPC, sessions, the abuse soak, ...) at full strength.
+# and `amfkit serve`/`call`), with fewer hypothesis examples (profile `pythons`), in
+# environments holding only what these tests import (PYTHONS_DEPS=ends), both versions at
+# once (one's tests run while the other builds). The package's type check is mypy's, for
+# every supported version, in `make lint` and in `make test-pythons`.
 PYTHONS_ENDS_TESTS ?= tests/codec tests/compat/test_pyamf_door.py tests/compat/test_pyamf_program.py \
   tests/remoting/test_gateway.py tests/remoting/test_services.py tests/remoting/test_gateway_flex.py \
   tests/remoting/test_gateway_http.py tests/remoting/test_client.py tests/remoting/test_gateway_fast_route.py \
+  tests/remoting/test_sqlite_sessions.py \
   tests/cli/test_cli.py tests/cli/test_cli_call.py tests/cli/test_serve_servers.py \
   --deselect tests/codec/test_stub.py::test_package_type_checks
 
 .PHONY: test-pythons-ends
 test-pythons-ends: $(VENV_STAMP) ## the codec, door and core gateway/CLI tests on the oldest and the newest supported CPython, fewer generated examples (part of make test)
-	$(call run_pythons,--ends,HYPOTHESIS_PROFILE=pythons,,$(PYTHONS_ENDS_TESTS))
+	$(call run_pythons,2,--ends,HYPOTHESIS_PROFILE=pythons PYTHONS_DEPS=ends,$(PYTHONS_ENDS_TESTS))
 
 .PHONY: pyamf-suite
 pyamf-suite: build ## fetch Py3AMF's sdist and run its own test suite against amfkit.compat.pyamf: how many pass, per module

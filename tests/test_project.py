@@ -9,9 +9,9 @@ import doctest
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
+from repo import tomllib
 
 # -- the build ---------------------------------------------------------------------------
 
@@ -32,10 +32,7 @@ def test_make_help_lists_every_target(repo_root):
         assert target in listed
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
 def test_dev_requirements_match_pyproject(repo_root):
-    import tomllib
-
     project = tomllib.loads((repo_root / "pyproject.toml").read_text())
     dev = project["project"]["optional-dependencies"]["dev"]
     lines = (repo_root / "requirements-dev.txt").read_text().splitlines()
@@ -48,13 +45,10 @@ def test_dev_requirements_match_pyproject(repo_root):
     assert project["project"]["dependencies"] == []
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
 def test_the_bench_distribution_is_released_with_amfkit_and_installed_by_make(repo_root):
     """bench/ (amfkit-bench) has the version of amfkit (the Cargo workspace's) and pins
     amfkit to it, amfkit's `bench` extra pins it back; `make venv` installs it without its
     dependencies, so every one of them (amfkit's extras' too) must be in the dev list."""
-    import tomllib
-
     version = tomllib.loads((repo_root / "Cargo.toml").read_text())["workspace"]["package"]["version"]
     amfkit_project = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]
     bench_project = tomllib.loads((repo_root / "bench" / "pyproject.toml").read_text())["project"]

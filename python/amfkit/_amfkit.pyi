@@ -1,5 +1,6 @@
 """Type stub of the compiled module `amfkit._amfkit` (checked by mypy.stubtest)."""
 
+import sys
 from typing import Any, Callable, Final, Iterable, Mapping, Union, final
 
 from typing_extensions import Buffer, Self, disjoint_base
@@ -163,6 +164,8 @@ class Encoded(Buffer):
     `memoryview(e)`, `file.write(e)`)."""
 
     def __len__(self) -> int: ...
+    if sys.version_info >= (3, 12):  # PEP 688: a buffer's method, from CPython 3.12
+        def __buffer__(self, flags: int, /) -> memoryview: ...
 
 class AMFError(Exception): ...
 

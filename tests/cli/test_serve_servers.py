@@ -25,6 +25,7 @@ from abuse import Closed, amf_request, amf_result, is_closed, post, read_respons
 from amfkit.remoting import packet
 from amfkit.remoting.client import Client
 from amfkit.serving import DEFAULT_SERVER, SERVERS
+from repo import tomllib
 
 HEADER_TIMEOUT = 1.5
 KEEP_ALIVE = 3
@@ -230,11 +231,8 @@ def test_granian_refuses_limits_it_cannot_keep(python_env: dict[str, str], pytho
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is new in Python 3.11")
 def test_granian_is_pinned_as_make_installs_it(repo_root: Path) -> None:
     """`make venv` installs the dev extra, which holds the `granian` extra's requirement."""
-    import tomllib
-
     extras = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     (requirement,) = extras["granian"]
     assert requirement in extras["dev"] and requirement in extras["all"]

@@ -4,6 +4,7 @@ traits entry (AMF3), paging, and the same bytes from SQLite and from a real Post
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import doctest
 import sqlite3
 import struct
@@ -168,15 +169,15 @@ def test_from_cursor_accepts_other_row_types(tiles_db):
 
 
 def test_from_cursor_needs_a_result_set():
-    db = sqlite3.connect(":memory:")
-    cur = db.execute("CREATE TABLE t (a)")
-    with pytest.raises(ValueError, match="no result set"):
-        RecordSet.from_cursor(cur)
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        cur = db.execute("CREATE TABLE t (a)")
+        with pytest.raises(ValueError, match="no result set"):
+            RecordSet.from_cursor(cur)
 
 
 def test_empty_result():
-    db = sqlite3.connect(":memory:")
-    rs = RecordSet.from_cursor(db.execute("SELECT 1 AS a WHERE 0"))
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        rs = RecordSet.from_cursor(db.execute("SELECT 1 AS a WHERE 0"))
     assert rs.columns == ("a",) and len(rs) == 0
     assert amf3.decode(amf3.encode(rs.amf3())) == amfkit.ArrayCollection()
     info = amf0.decode(amf0.encode(rs.amf0()))["serverInfo"]

@@ -300,9 +300,9 @@ def test_http_error_bodies_are_bounded() -> None:
 
 
 class Store(dict):  # type: ignore[type-arg]
-    """A dict registered as a service, with its inherited `clear` (a builtin whose
-    signature inspect cannot read) and `odd` included on purpose: without `include`
-    neither would be callable."""
+    """A dict registered as a service, with its inherited `update` (a builtin whose
+    signature inspect cannot read, on every supported CPython: `clear`'s it can from
+    3.13) and `odd` included on purpose: without `include` neither would be callable."""
 
     def put(self, key: str, value: Any) -> bool:
         self[key] = value
@@ -323,16 +323,16 @@ Store.odd = _NoSignature()  # type: ignore[attr-defined]
 
 def test_service_without_signature_is_a_fault_not_a_500(caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises((ValueError, TypeError)):
-        inspect.signature(Store().clear)
-    gw = Gateway({"Store": Store}, include={"Store": ["put", "clear", "odd"]})
+        inspect.signature(Store().update)
+    gw = Gateway({"Store": Store}, include={"Store": ["put", "update", "odd"]})
     # AMF, the short path (ASGI) and the core: a call that fits works, one that does not
     # is a fault; neither is a 500.
     for caller in CALLERS.values():
         data = raw_packet(
             0,
             [
-                ("Store.clear", "/1", b"\x0a\x00\x00\x00\x00"),
-                ("Store.clear", "/2", b"\x0a\x00\x00\x00\x01\x00\x3f\xf0\x00\x00\x00\x00\x00\x00"),
+                ("Store.update", "/1", b"\x0a\x00\x00\x00\x00"),
+                ("Store.update", "/2", b"\x0a\x00\x00\x00\x01\x00\x3f\xf0\x00\x00\x00\x00\x00\x00"),
                 ("Store.odd", "/3", b"\x0a\x00\x00\x00\x02\x05\x05"),
             ],
         )
@@ -343,23 +343,23 @@ def test_service_without_signature_is_a_fault_not_a_500(caplog: pytest.LogCaptur
         assert second.target == "/2/onStatus" and second.value["description"] == INTERNAL_ERROR_MESSAGE
         assert third.target == "/3/onResult" and third.value == 2
     # Flex
-    data = packet.encode(packet.Envelope(3, [], [packet.Body("null", "/1", [m.RemotingMessage(destination="Store", operation="clear", body=[], headers={})])]))
+    data = packet.encode(packet.Envelope(3, [], [packet.Body("null", "/1", [m.RemotingMessage(destination="Store", operation="update", body=[], headers={})])]))
     status, _, out = asgi(gw, data)
     assert status == 200 and isinstance(packet.decode(out).bodies[0].value, m.AcknowledgeMessage)
     # JSON-RPC
-    status, _, out = respond(gw, b'[{"jsonrpc":"2.0","method":"Store.clear","id":1},{"jsonrpc":"2.0","method":"Store.clear","params":[1],"id":2}]', JSON)
+    status, _, out = respond(gw, b'[{"jsonrpc":"2.0","method":"Store.update","id":1},{"jsonrpc":"2.0","method":"Store.update","params":[1],"id":2}]', JSON)
     assert status == 200
     ok, bad = json.loads(out)
     assert ok["result"] is None and bad["error"]["code"] == -32000
     # XML-RPC introspection
-    status, _, out = respond(gw, b"<methodCall><methodName>system.methodSignature</methodName><params><param><value>Store.clear</value></param></params></methodCall>", XML)
+    status, _, out = respond(gw, b"<methodCall><methodName>system.methodSignature</methodName><params><param><value>Store.update</value></param></params></methodCall>", XML)
     assert status == 200 and b"<string>undef</string>" in out
     # Discovery
     status, _, out = respond(gw, b"", method="GET")
     assert status == 200
     (service,) = json.loads(out)["services"]
     methods = {x["name"]: x for x in service["methods"]}
-    assert methods["clear"]["params"] == [{"name": "args", "kind": "var_positional"}]
+    assert methods["update"]["params"] == [{"name": "args", "kind": "var_positional"}]
     assert methods["put"]["params"][0] == {"name": "key", "kind": "positional_or_keyword", "type": "str"}
     assert "odd" in methods
     logs_bounded(caplog.records)

@@ -10,6 +10,7 @@ that is not selected does not).
     python tests/pythons/interpreters.py --ends       # the oldest and the newest only
     python tests/pythons/interpreters.py 3.10 3.12    # these only
     python tests/pythons/interpreters.py --found      # those found; the missing ones named, no failure
+    python tests/pythons/interpreters.py --supported  # the supported versions, one a line (none looked for)
 
 Exits 1, naming what is missing and how to get it, when a version asked for is not found.
 Runs on any Python 3.9+ without amfkit (the Makefile calls it before anything is built).
@@ -77,8 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("versions", nargs="*", help="versions to find (default: every supported one)")
     parser.add_argument("--ends", action="store_true", help="the oldest and the newest supported version only")
     parser.add_argument("--found", action="store_true", help="the versions found; name the missing ones, but do not fail")
+    parser.add_argument("--supported", action="store_true", help="print the supported versions (no interpreter looked for)")
     args = parser.parse_args(argv)
     supported = supported_versions()
+    if args.supported:
+        print(*supported, sep="\n")
+        return 0
     wanted = args.versions or supported
     if args.ends:
         wanted = [supported[0], supported[-1]]

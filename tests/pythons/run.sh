@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# One supported CPython version: its virtual environment .pythons/VERSION (made once, and
-# again when pyproject.toml or requirements-dev.txt change), the extension built for it
-# with `maturin develop` (cargo profile `pythons`, its own target directory, so another
-# version's build does not undo this one's), then pytest on the given test paths and the
+# One supported CPython version: its virtual environment .pythons/VERSION, the extension
+# built for it with `maturin develop`, then pytest on the given test paths and the
 # encoder's cost. The extension lands in python/amfkit/ under this version's suffix
 # (_amfkit.cpython-3XX-...so), beside the other versions' (each interpreter imports only
 # its own).
 #
 #   tests/pythons/run.sh VERSION PYTHON [PYTEST ARGS ...]     (make test-pythons runs it)
+#
+# PYTHONS_DEPS=all (the default): the environment gets every dev dependency, for the whole
+# suite. PYTHONS_DEPS=ends: only what the tests of `make test-pythons-ends` import (their
+# lines of requirements-dev.txt), a third of the install time. Either list is installed
+# again when requirements-dev.txt or pyproject.toml changes.
+#
+# The other versions share one cargo target directory (target/pythons, profile
+# `pythons`): the crates that do not depend on the interpreter (syn, amfkit-core, ...)
+# compile once for all of them, and only PyO3 and amfkit-py again per version. The build
+# is skipped when this version's extension is newer than every Rust source, Cargo file
+# and pyproject.toml (so versions taking turns do not rebuild PyO3 each time).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 version=$1
 python=$2
 shift 2
+deps=${PYTHONS_DEPS:-all}
 venv=.pythons/$version
-stamp=$venv/.amfkit-venv.stamp
 start=$SECONDS
 
 say() { printf '== CPython %s: %s\n' "$version" "$*"; }
+
+# What the tests of test-pythons-ends import, besides the standard library and amfkit (and
+# maturin, which builds it). The names of requirements-dev.txt's lines: their versions
+# come from there.
+ENDS_PACKAGES="maturin pytest hypothesis pytest-timeout mypy py3amf httpx uvicorn httptools uvloop websockets granian defusedxml tomli"
 
 # The version of .venv is tested in .venv, with the extension `make build` builds (the
 # two would otherwise write the same python/amfkit/_amfkit.cpython-3XX-...so).
@@ -32,22 +46,61 @@ if [ -x .venv/bin/python ] && [ "$(.venv/bin/python -c 'import sys; print("%d.%d
   exit 0
 fi
 
-if [ ! -x "$venv/bin/python" ] || [ ! -e "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-dev.txt -nt "$stamp" ]; then
+case $deps in
+  all) requirements=requirements-dev.txt ;;
+  ends)
+    requirements=$venv/requirements-ends.txt
+    pattern="^($(echo "$ENDS_PACKAGES" | tr ' ' '|'))([<>=!~; \[]|$)"
+    ;;
+  *) echo "error: PYTHONS_DEPS is 'all' or 'ends', not '$deps'" >&2; exit 2 ;;
+esac
+stamp=$venv/.amfkit-venv-$deps.stamp
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pip' >/dev/null 2>&1; then
   say "creating $venv with $python"
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
-  # The dev tools less those of the browser page's tests and the benchmark report, which
-  # these tests do not use (the largest downloads: Playwright, matplotlib, gRPC).
-  grep -v -E '^(playwright|matplotlib|rich|protobuf|grpcio-tools)([<>=!~; ]|$)' requirements-dev.txt > "$venv/requirements.txt"
-  "$venv/bin/python" -m pip install --quiet -r "$venv/requirements.txt"
+fi
+if [ ! -e "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-dev.txt -nt "$stamp" ]; then
+  say "installing the $deps dev dependencies into $venv"
+  if [ "$deps" = ends ]; then
+    grep -E "$pattern" requirements-dev.txt > "$requirements"
+  fi
+  # No byte-compiling at install (what the tests import is compiled as it is imported).
+  # The whole list is installed by the newest pip; the few wheels of `ends` by the
+  # interpreter's own (measured: upgrading pip was 8 s of the ends' 20 s install).
+  pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+  if [ "$deps" = all ]; then "${pip[@]}" install --quiet --upgrade pip; fi
+  "${pip[@]}" install --quiet --no-compile -r "$requirements"
+  # The benchmark lab, as in .venv (the tests' server helpers use its daemons module).
+  "${pip[@]}" install --quiet --no-compile --no-deps -e ./bench
   touch "$stamp"
 fi
 t_venv=$((SECONDS - start))
 
-say "building the extension (profile pythons, target/pythons-$version)"
-VIRTUAL_ENV=$PWD/$venv PATH="$PWD/$venv/bin:$PATH" \
-  "$venv/bin/maturin" develop --quiet --profile pythons --target-dir "target/pythons-$version"
+suffix=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+extension=python/amfkit/_amfkit$suffix
+built=$venv/.amfkit-build.stamp
+newer=""
+if [ -e "$built" ] && [ -e "$extension" ] && "$venv/bin/python" -c 'import amfkit' >/dev/null 2>&1; then
+  newer=$(find crates -path crates/fuzz -prune -o -type f \( -name '*.rs' -o -name Cargo.toml \) -newer "$built" -print -quit)
+  for f in Cargo.toml Cargo.lock pyproject.toml "$extension"; do
+    if [ -e "$f" ] && [ "$f" -nt "$built" ]; then newer=$f; fi
+  done
+else
+  newer=missing
+fi
+if [ -n "$newer" ]; then
+  say "building the extension (profile pythons, target/pythons)"
+  # One version's build at a time, from cargo until its extension is installed: cargo's
+  # own lock is released before maturin copies target/pythons/pythons/lib_amfkit.so, which
+  # the next version's build overwrites.
+  mkdir -p target
+  VIRTUAL_ENV=$PWD/$venv PATH="$PWD/$venv/bin:$PATH" flock target/pythons.lock \
+    "$venv/bin/maturin" develop --quiet --profile pythons --target-dir target/pythons
+  touch "$built"
+else
+  say "the extension $extension is up to date"
+fi
 t_build=$((SECONDS - start - t_venv))
 
 say "pytest $*"

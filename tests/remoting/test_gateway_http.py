@@ -275,10 +275,10 @@ def test_gzip_bomb_is_refused() -> None:
     bomb = gwhttp.gzip(b"\x00" * (64 * 1024 * 1024), 9)  # 64 MiB of zeros in about 64 KB
     assert len(bomb) < 100_000
     gw = gateway(max_body_size=1024 * 1024)
-    t = time.perf_counter()
+    t = time.thread_time()  # the CPU time of this thread, which inflates (load elsewhere aside)
     status, _, out = call(gw, bomb, {**AMF, "content-encoding": "gzip"})
     assert status == 413
-    assert time.perf_counter() - t < 2.0  # stopped at the limit, not inflated to the end
+    assert time.thread_time() - t < 2.0  # stopped at the limit, not inflated to the end
     assert answer(gw, ECHO).bodies[0].value == "hi"
 
 

@@ -75,3 +75,7 @@ def test_a_login_through_one_worker_holds_on_the_other(tmp_path, python_env, pyt
         other = post(url, m.CommandMessage(operation=m.Operation.CLIENT_PING, headers={"DSId": "nil"})).headers["DSId"]
         refused = post(url, m.RemotingMessage(destination="Who", operation="pid", body=[], headers={"DSId": other}))
         assert type(refused) is m.ErrorMessage and refused.faultCode.startswith("Client.Authentication")
+    if kind == "sqlite":
+        # Each worker's gateway closed its store at the lifespan's shutdown: with the last
+        # connection closed, SQLite removed the WAL file.
+        assert (tmp_path / "sessions.db").exists() and not (tmp_path / "sessions.db-wal").exists()

@@ -649,9 +649,11 @@ def test_billion_laughs_is_refused_quickly(services):
         "<?xml version='1.0'?><!DOCTYPE methodCall [" + "".join(lines) + "]>"
         "<methodCall><methodName>Echo.echo</methodName><params><param><value>&lol9;</value></param></params></methodCall>"
     ).encode()
-    started = time.perf_counter()
+    # The CPU time of this thread (the parse runs here, in asyncio.run's loop): what the
+    # refusal costs, whatever else the machine is running.
+    started = time.thread_time()
     assert_refused(services, body, forbidden="lollol")
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
 
 
 def test_quadratic_blowup_is_refused(services):

@@ -64,7 +64,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._text import error_text, shown
 from .cache import LEASE_TTL, from_us, now_us, to_us
-from .memcached_aio import UNCANCEL, Call, Connections, LoopConnections, aiomcache_commands
+from .memcached_aio import Call, Connections, LoopConnections, aiomcache_commands, cancelled_by_others
 from .names import check_name
 from .store import (
     close_in_loops,
@@ -702,7 +702,7 @@ class MemcachedStore(AssetStore):
         try:
             return await connections.run(aio.commands[command], args)
         except asyncio.CancelledError:
-            if not call.expired or (UNCANCEL and task.uncancel() > call.cancelling):
+            if not call.expired or cancelled_by_others(call):
                 raise  # cancelled by someone else (too)
             raise StoreUnavailable(f"memcached {self.url}: {what} failed: no answer from {server.name} in {self.timeout:g} s") from None
         except aio.errors as e:

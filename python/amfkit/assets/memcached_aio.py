@@ -14,12 +14,27 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
 from typing import Any
 
-__all__ = ["UNCANCEL", "WATCH_STEPS", "Call", "Connections", "LoopConnections", "aiomcache_commands"]
+__all__ = ["WATCH_STEPS", "Call", "Connections", "LoopConnections", "aiomcache_commands", "cancelled_by_others"]
 
 #: A loop's watchdog looks for commands past their time every `timeout / WATCH_STEPS`
 #: seconds: a command is cancelled between `timeout` and `timeout * (1 + 1 / WATCH_STEPS)`.
 WATCH_STEPS = 8
-UNCANCEL = sys.version_info >= (3, 11)  # Task.cancelling() and uncancel()
+
+
+# Task.cancelling() and uncancel() are new in 3.11: before, a task cannot tell who asked
+# for its cancellation. (`sys.version_info` is tested in place, where mypy reads it.)
+def _cancelling(task: asyncio.Task[Any]) -> int:
+    if sys.version_info >= (3, 11):
+        return task.cancelling()
+    return 0
+
+
+def cancelled_by_others(call: Call) -> bool:
+    """Whether `call`'s task, cancelled by the watchdog, was asked to cancel by someone
+    else too (3.11 and later: the count of requests, one taken back here; before, no)."""
+    if sys.version_info >= (3, 11):
+        return call.task.uncancel() > call.cancelling
+    return False
 
 
 class _Aiomcache:
@@ -130,7 +145,7 @@ class Call:
     def __init__(self, deadline: float, task: asyncio.Task[Any]) -> None:
         self.deadline = deadline
         self.task = task
-        self.cancelling = task.cancelling() if UNCANCEL else 0
+        self.cancelling = _cancelling(task)
         self.expired = False
 
 

@@ -92,7 +92,11 @@ if _INTERACTIVE is not None:
     VIEWS: list[Any] = [AMFView(), AMFJSONView()]
     EDITABLE = True
 else:  # mitmproxy 11: read-only views
-    from mitmproxy.contentviews import View, format_text
+    from mitmproxy.contentviews import View
+
+    # Read from the module: mitmproxy 12 (CPython 3.12 and newer) has no format_text, and
+    # mypy checks this branch against whichever mitmproxy is installed.
+    format_text: Any = getattr(_views, "format_text")
 
     class AMFLegacyView(View):
         name = "AMF"

@@ -183,6 +183,8 @@ class Gateway:
         self.max_calls = int(max_calls)
         self.body_timer = _http.BodyTimer(body_timeout)
         self.sessions: SessionStore = open_session_store(session_store)
+        # A store opened here from its URL is the gateway's to close; one given is its owner's.
+        self._owns_sessions = session_store is None or isinstance(session_store, str)
         if path is not None and not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.path = (path.rstrip("/") or "/") if path is not None else None
@@ -254,6 +256,21 @@ class Gateway:
         if self._wsgi is None:
             self._wsgi = _wsgi.adapter(self)
         return self._wsgi
+
+    def close(self) -> None:
+        """Close what the gateway opened itself: the session store it opened from a URL
+        (its SQLite connections, its hold on a shared store). The ASGI lifespan's shutdown
+        and granian's `__rsgi_del__` call it; a WSGI host calls it at exit. A store given
+        as an object is left to its owner. Closing twice is harmless."""
+        if self._owns_sessions:
+            self._owns_sessions = False
+            close = getattr(self.sessions, "close", None)
+            if close is not None:
+                close()
+
+    def __rsgi_del__(self, loop: Any) -> None:
+        """granian's hook when a worker stops serving the RSGI app: `close()`."""
+        self.close()
 
     # --- the HTTP core ---------------------------------------------------------------
 

@@ -906,11 +906,13 @@ impl Walk {
             .extract()
             .map_err(|_| self.fail(format!("{tag} is a base64 string")))?;
         let py = node.py();
+        // validate=True: the strict alphabet on every supported CPython (binascii's
+        // a2b_base64 takes strict_mode from 3.11 only).
         let kwargs = PyDict::new(py);
-        kwargs.set_item("strict_mode", true)?;
+        kwargs.set_item("validate", true)?;
         let b = py
-            .import("binascii")?
-            .call_method("a2b_base64", (text,), Some(&kwargs))
+            .import("base64")?
+            .call_method("b64decode", (text,), Some(&kwargs))
             .map_err(|_| self.fail(format!("{tag} is not valid base64")))?;
         b.extract()
     }

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import amf, cors as _cors
 from .. import http as _http
-from ..._text import shown
+from ..._text import error_text, shown
 from .plain import Resumed, accepts, failure
 from .served import Served
 
@@ -89,6 +89,9 @@ async def app(gateway: Served, scope: dict[str, Any], receive: Callable[[], Any]
     elif kind == "websocket":
         await _websocket(gateway, scope, receive, send)
         return
+    elif kind == "lifespan":
+        await _lifespan(gateway, receive, send)
+        return
     scheme = scope.get("scheme") or "http"
 
     def core(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Awaitable[_http.Response]:
@@ -117,6 +120,24 @@ async def _websocket(gateway: Served, scope: dict[str, Any], receive: Callable[[
         logger.info("WebSocket refused: origin %s is not allowed", shown(origin))
     if (await receive()).get("type") == "websocket.connect":
         await send({"type": "websocket.close", "code": 1008})
+
+
+async def _lifespan(gateway: Served, receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+    """The ASGI lifespan: nothing to start; at shutdown the gateway closes what it opened
+    (`Gateway.close`), and a failure there is reported as `lifespan.shutdown.failed`."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            try:
+                gateway.close()
+            except Exception as e:
+                logger.exception("closing the gateway failed")
+                await send({"type": "lifespan.shutdown.failed", "message": error_text(e)})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 async def _cors_http(cors: _cors.CORSPolicy, scope: dict[str, Any], send: Callable[[Any], Any]) -> Callable[[Any], Any] | None:

@@ -31,6 +31,8 @@ class Served(Settings, Protocol):
 
     def _on_path(self, path: str) -> bool: ...
 
+    def close(self) -> None: ...
+
     def _respond(
         self,
         method: str,
