@@ -15,8 +15,11 @@ from amfkit_bench import handoff, messaging
 
 
 def _segments() -> set[str]:
+    """This process's benchmark segments (their names carry the pid of the process that
+    runs the experiment): another run on the machine makes its own, not ours."""
+    mine = f"amfkit.bench-{os.getpid()}-"
     try:
-        return {name for name in os.listdir("/dev/shm") if name.startswith("amfkit.bench-")}
+        return {name for name in os.listdir("/dev/shm") if name.startswith(mine)}
     except OSError:
         return set()
 
