@@ -42,3 +42,36 @@ fn amf3_non_minimal_empty_key_ends_dynamic_members() {
     }
     assert_eq!(value.to_amf3().unwrap(), b"\x0a\x0b\x01\x01");
 }
+
+/// Found by the packet target (make fuzz-smoke): a version-3 packet whose one body's
+/// length field says 14 while its value takes 15 bytes, because the dynamic members of
+/// its AMF3 object end with the empty name spelled `80 01`. The field is kept
+/// (`layout.length == Some(14)`) and written again as read; the value is written back
+/// in 14 bytes, so the packet written with its layout has a field that now matches its
+/// value. The target expected the `Some` itself to survive; what survives is the field.
+#[test]
+fn packet_kept_length_field_survives_a_value_written_shorter() {
+    use amfkit_core::packet::read_packet;
+    use amfkit_core::ValueVisitor;
+
+    let input: &[u8] = b"\x00\x03\x00\x00\x00\x01\x00\x04null\x00\x02/1\x00\x00\x00\x0e\
+        \x11\x0a\x0b\x01\x03a\x04\x01\x03b\x06\x03x\x80\x01";
+    let read = read_packet(input, Limits::DEFAULT, &mut ValueVisitor).unwrap();
+    let layout = read.bodies[0].layout;
+    assert_eq!(layout.length, Some(14));
+    assert_eq!(layout.end - layout.start, 15);
+    let written = read.to_bytes().unwrap();
+    assert_eq!(&written[16..20], &[0, 0, 0, 14], "the length field as read");
+    assert_eq!(
+        written.len(),
+        input.len() - 1,
+        "the value's end marker written minimal"
+    );
+    let again = read_packet(&written, Limits::DEFAULT, &mut ValueVisitor).unwrap();
+    assert_eq!(again.bodies[0].value, read.bodies[0].value);
+    assert_eq!(
+        again.bodies[0].layout.length, None,
+        "the field matches the value now"
+    );
+    assert_eq!(again.to_bytes().unwrap(), written);
+}
