@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from .saves_work import peak_rss_mb, reset_peak, status_mb
+from .saves_work import timed
 
 #: The call the replay answers: recorded with this argument every 50 calls.
 ARGUMENT = 7
@@ -72,20 +72,8 @@ def measure(work: str, path: str, answer: str, calls: int) -> dict[str, Any]:
     import amfkit.cli.main  # noqa: F401
     import amfkit.remoting  # noqa: F401
 
-    reset = reset_peak()
-    before = status_mb("VmRSS") if reset else peak_rss_mb()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    facts = WORK[work](path, answer, calls)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    peak = peak_rss_mb()
-    facts.update(
-        wall_s=wall,
-        cpu_s=cpu,
-        peak_rss_mb=peak,
-        peak_rss_growth_mb=None if peak is None or before is None else peak - before,
-        peak_reset=reset,
-    )
-    return facts
+    facts, figures = timed(lambda: WORK[work](path, answer, calls))
+    return {**facts, **figures}
 
 
 def main(argv: list[str]) -> int:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from typing import Any
 
-from .saves_work import peak_rss_mb, reset_peak, status_mb
+from .saves_work import timed
 
 
 def measure(source: str, packet_path: str) -> dict[str, Any]:
@@ -27,12 +26,7 @@ def measure(source: str, packet_path: str) -> dict[str, Any]:
     with open(source, "rb") as f:
         data = f.read()
     cap = max(forms.DEFAULT_MAX_SIZE, 2 * os.path.getsize(packet_path))  # a layer may make the whole packet
-    reset = reset_peak()
-    before = status_mb("VmRSS") if reset else peak_rss_mb()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    found = payload.read(data, max_inflate=cap)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    peak = peak_rss_mb()
+    found, figures = timed(lambda: payload.read(data, max_inflate=cap))
     with open(packet_path, "rb") as f:
         same = found.data == f.read()
     return {
@@ -40,11 +34,7 @@ def measure(source: str, packet_path: str) -> dict[str, Any]:
         "read": found.describe(),
         "same_bytes": same,
         "records": len(found.value.bodies[0].value) if found.kind == "packet" else None,
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "peak_rss_mb": peak,
-        "peak_rss_growth_mb": None if peak is None or before is None else peak - before,
-        "peak_reset": reset,
+        **figures,
     }
 
 

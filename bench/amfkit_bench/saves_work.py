@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
+
+T = TypeVar("T")
 
 def amfkit_edit(src: str, dst: str, index: int) -> None:
     """`amfkit.sol.edit`: the lossless read, which keeps how every value was written."""
@@ -118,6 +120,25 @@ def peak_rss_mb() -> float | None:
     return peak_units / 2**20 if sys.platform == "darwin" else peak_units / 2**10  # bytes there, KiB elsewhere
 
 
+def timed(work: Callable[[], T]) -> tuple[T, dict[str, Any]]:
+    """Call `work` once: what it returns, and its wall and CPU seconds, the peak resident
+    memory during it and how far that peak rose above the resident memory before it (the
+    imports' own peak left out where the peak can be reset)."""
+    reset = reset_peak()
+    before = status_mb("VmRSS") if reset else peak_rss_mb()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    result = work()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    peak = peak_rss_mb()
+    return result, {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_rss_mb": peak,
+        "peak_rss_growth_mb": None if peak is None or before is None else peak - before,
+        "peak_reset": reset,
+    }
+
+
 def measure(work: str, src: str, dst: str, index: int) -> dict[str, Any]:
     """Run `work` once in this process: its wall and CPU seconds, this process's peak
     resident memory during it, and how much above the resident memory before it that
@@ -125,21 +146,8 @@ def measure(work: str, src: str, dst: str, index: int) -> dict[str, Any]:
     if work == "py3amf-pure":
         sys.modules["cpyamf"] = None  # type: ignore[assignment]  # import cpyamf fails: Py3AMF falls back to pure Python
     facts = _library(work)
-    reset = reset_peak()
-    before = status_mb("VmRSS") if reset else peak_rss_mb()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    WORK[work](src, dst, index)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    peak = peak_rss_mb()
-    facts.update(
-        wall_s=wall,
-        cpu_s=cpu,
-        peak_rss_mb=peak,
-        peak_rss_growth_mb=None if peak is None or before is None else peak - before,
-        peak_reset=reset,
-        python=sys.version.split()[0],
-    )
-    return facts
+    _, figures = timed(lambda: WORK[work](src, dst, index))
+    return {**facts, **figures, "python": sys.version.split()[0]}
 
 
 def main(argv: list[str]) -> int:

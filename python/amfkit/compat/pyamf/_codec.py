@@ -100,16 +100,16 @@ class Context:
     """What PyAMF's codecs call their context (the reference tables): `clear()` starts
     a new one."""
 
-    def __init__(self, codec: Encoder | Decoder) -> None:
+    def __init__(self, codec: _Codec) -> None:
         self._codec = codec
 
     def clear(self) -> None:
         self._codec._restart()
 
 
-class Encoder:
-    """Writes values to `stream` (`writeElement`), all in one reference context (until
-    `context.clear()`)."""
+class _Codec:
+    """What PyAMF's encoders and decoders share: their stream (a `BufferedByteStream`),
+    `strict`, `timezone_offset` and `context`."""
 
     encoding = AMF3
 
@@ -122,6 +122,14 @@ class Encoder:
         self.timezone_offset = timezone_offset
         self.context = Context(self)
         self._restart()
+
+    def _restart(self) -> None:
+        raise NotImplementedError
+
+
+class Encoder(_Codec):
+    """Writes values to `stream` (`writeElement`), all in one reference context (until
+    `context.clear()`)."""
 
     def _restart(self) -> None:
         self._values: list[Any] = []
@@ -162,25 +170,13 @@ class Encoder:
         return self.stream.getvalue()
 
 
-class Decoder:
+class Decoder(_Codec):
     """Reads the values of `stream` one at a time (`readElement`; or iterate), all in
     one reference context. `EOStream` (or the end of the iteration) at the end.
 
     amfkit reads a context's values in one go: the first `readElement` reads every value
     from the stream's position; the position stays there until the last one is taken,
     then moves to the end (a stream written to or moved meanwhile is read afresh)."""
-
-    encoding = AMF3
-
-    def __init__(
-        self, stream: Any = None, strict: bool = False, timezone_offset: Any = None, **kwargs: Any
-    ) -> None:
-        _no_timezone_offset(timezone_offset)
-        self.stream = BufferedByteStream() if stream is None else _stream_of(stream)
-        self.strict = strict
-        self.timezone_offset = timezone_offset
-        self.context = Context(self)
-        self._restart()
 
     def _restart(self) -> None:
         self._values: list[Any] | None = None
